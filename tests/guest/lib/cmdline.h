@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reads the harness's settings from the kernel command line: the harness
+ * passes facts about the machine it booted (e.g. pda.cpus=4) there,
+ * because the guest has no other channel from the host.  Header only.
+ */
+#ifndef PDA_TESTS_CMDLINE_H
+#define PDA_TESTS_CMDLINE_H
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * Copies the value of "@key=value" from /proc/cmdline into @val.
+ * Returns 0, or -1 if the key is absent or /proc/cmdline unreadable.
+ */
+static inline int cmdline_get(const char *key, char *val, size_t len)
+{
+	char buf[4096], *tok, *save;
+	size_t klen = strlen(key);
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/cmdline", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (!strncmp(tok, key, klen) && tok[klen] == '=') {
+			snprintf(val, len, "%s", tok + klen + 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Like cmdline_get() for a non-negative integer; -1 if absent or bad. */
+static inline long cmdline_get_long(const char *key)
+{
+	char val[64], *end;
+	long v;
+
+	if (cmdline_get(key, val, sizeof(val)))
+		return -1;
+	v = strtol(val, &end, 10);
+	return (*end || end == val || v < 0) ? -1 : v;
+}
+
+#endif /* PDA_TESTS_CMDLINE_H */

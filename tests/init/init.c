@@ -21,9 +21,10 @@
  *	ok N kernel_log_clean
  *	# pda-init: done
  *
- * /tests/NAME.args, if present, holds the whitespace-separated arguments
- * for /tests/NAME.  The per-test timeout is 300 s, or pda.timeout=SECONDS
- * from the kernel command line.
+ * Every executable regular file in /tests is a test, except hidden files
+ * and NAME.args, which, if present, holds the whitespace-separated
+ * arguments for /tests/NAME.  The per-test timeout is 300 s, or
+ * pda.timeout=SECONDS from the kernel command line.
  *
  * When it is not PID 1 it runs on the host, for testing itself:
  *

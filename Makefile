@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# PDA: a thin front over scripts/pda.  Every goal first installs what it
+# needs (scripts/deps, from scripts/packages.txt).
+
+PDA := scripts/pda
+
+.PHONY: run check bench patches deps clean
+
+run: deps
+	$(PDA) run
+
+check: deps
+	$(PDA) check $(if $(EXTRA_TESTS),--extra-tests $(EXTRA_TESTS)) \
+		$(if $(ONLY),--only $(ONLY))
+
+patches: deps
+	$(PDA) patches $(if $(OUT),--out $(OUT))
+
+deps:
+	@scripts/deps
+
+clean:
+	rm -rf "$${XDG_CACHE_HOME:-$$HOME/.cache}/pda/build" \
+		"$${XDG_CACHE_HOME:-$$HOME/.cache}/pda/tree" \
+		"$${XDG_CACHE_HOME:-$$HOME/.cache}/pda/logs"

@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Boot a kernel + initramfs in QEMU or Bochs and classify the outcome."""
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from . import ktap
+from .progress import say
+
+PASS, FAIL, PANIC, TIMEOUT, NORESULT = "pass", "fail", "panic", "timeout", \
+    "no-result"
+# Exit status of `make check` for each outcome (worst one wins).
+EXIT = {PASS: 0, FAIL: 1, PANIC: 2, TIMEOUT: 3, NORESULT: 4}
+
+PANIC_MARKS = ("Kernel panic - not syncing", "---[ end Kernel panic")
+
+_kvm_works = {}
+
+
+def qemu_cmd(target, image, initrd, append, accel, icount=False):
+    if target.arch == "arm":
+        cmd = ["qemu-system-arm", "-M", "virt", "-cpu", "cortex-a15"]
+    else:
+        cmd = ["qemu-system-i386", "-M", "pc", "-cpu",
+               "host" if accel == "kvm" else "max"]
+    if icount:
+        cmd += ["-icount", "shift=0,sleep=off"]
+    cmd += ["-accel", accel, "-smp", str(target.cpus), "-m", "512M",
+            "-nographic", "-no-reboot", "-kernel", image, "-initrd", initrd,
+            "-append", append]
+    return [str(c) for c in cmd]
+
+
+def kernel_args(target, timeout, extra=""):
+    return (f"console={target.console} panic=-1 pda.cpus={target.cpus} "
+            f"pda.timeout={timeout} {extra}").strip()
+
+
+def accel_for(target, image, initrd):
+    """KVM only if a probe boot actually reaches user space under it."""
+    if target.arch != "i386":
+        return "tcg", "host is x86; no KVM for ARM guests"
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return "tcg", "no usable /dev/kvm"
+    if target.arch not in _kvm_works:
+        cmd = qemu_cmd(target, image, initrd,
+                       kernel_args(target, 1, "pda.probe"), "kvm")
+        try:
+            out = subprocess.run(cmd, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, timeout=30).stdout
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout or b""
+        _kvm_works[target.arch] = b"Run /init as init process" in out
+    if _kvm_works[target.arch]:
+        return "kvm", "KVM probe reached user space"
+    return "tcg", "KVM probe did not reach user space (32-bit guest " \
+        "under this KVM faults)"
+
+
+def _watch(cmd, console, timeout, stop_on_done=False, cwd=None):
+    """Run cmd with output to console; returns True if it timed out."""
+    with open(console, "wb") as out:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, cwd=cwd,
+                                start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None:
+            if time.monotonic() > deadline:
+                _kill(proc)
+                return True
+            if stop_on_done and _finished(console):
+                time.sleep(1)
+                _kill(proc)
+                return False
+            time.sleep(0.5)
+    return False
+
+
+def _kill(proc):
+    try:
+        os.killpg(proc.pid, 9)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _finished(console):
+    try:
+        text = Path(console).read_text(errors="replace")
+    except OSError:
+        return False
+    return ktap.DONE in text or any(m in text for m in PANIC_MARKS)
+
+
+def classify(console, timed_out, target_name):
+    """(outcome, report) from a console log."""
+    text = Path(console).read_text(errors="replace")
+    rep = ktap.apply_known(ktap.parse(text, "KTAP version 1"), target_name)
+    if any(m in text for m in PANIC_MARKS):
+        return PANIC, rep
+    if not rep.done:
+        return (TIMEOUT if timed_out else NORESULT), rep
+    if rep.count("fail"):
+        return FAIL, rep
+    return PASS, rep
+
+
+def qemu(target, image, initrd, console, timeout, accel, append,
+         icount=False):
+    cmd = qemu_cmd(target, image, initrd, append, accel, icount)
+    Path(console).parent.mkdir(parents=True, exist_ok=True)
+    Path(str(console) + ".cmd").write_text(" ".join(cmd) + "\n")
+    timed_out = _watch(cmd, console, timeout)
+    return classify(console, timed_out, target.name)
+
+
+BOCHSRC = """\
+megs: 512
+cpu: count={cpus}, ips=200000000, reset_on_triple_fault=0
+romimage: file=/usr/share/bochs/BIOS-bochs-latest
+vgaromimage: file=/usr/share/vgabios/vgabios.bin
+ata0-master: type=cdrom, path={iso}, status=inserted
+boot: cdrom
+com1: enabled=1, mode=file, dev={serial}
+display_library: nogui
+log: {log}
+panic: action=fatal
+error: action=report
+clock: sync=none, time0=local
+"""
+
+
+def bochs(iso, workdir, console, timeout, cpus, target_name="bochs"):
+    """Boot the isolinux ISO in Bochs; stop it after the final TAP line."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    rc = workdir / "bochsrc"
+    rc.write_text(BOCHSRC.format(cpus=cpus, iso=iso, serial=console,
+                                 log=workdir / "bochs.log"))
+    cont = workdir / "continue.rc"
+    cont.write_text("c\n")
+    Path(console).unlink(missing_ok=True)
+    out = workdir / "bochs.out"
+    cmd = ["bochs", "-q", "-f", str(rc), "-rc", str(cont)]
+    (workdir / "bochs.cmd").write_text(" ".join(cmd) + "\n")
+    with open(out, "wb") as sink:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=sink,
+                                stderr=subprocess.STDOUT, cwd=workdir,
+                                start_new_session=True)
+        deadline = time.monotonic() + timeout
+        timed_out = False
+        while proc.poll() is None:
+            if _finished(console):
+                time.sleep(1)
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                break
+            time.sleep(1)
+        _kill(proc)
+    if not Path(console).exists():
+        Path(console).write_text("")
+    return classify(console, timed_out, target_name)
+
+
+def have(tool):
+    return shutil.which(tool) is not None
+
+
+def describe(outcome, rep):
+    return (f"{outcome}: {rep.count('pass')} passed, {rep.count('fail')} "
+            f"failed, {rep.count('skip') + rep.count('xfail')} skipped")
+
+
+def report_lines(rep):
+    for r in rep.results:
+        if r.status in ("fail", "xfail"):
+            tag = "FAIL" if r.status == "fail" else "known failure"
+            say(f"    {tag}: {r.name} {r.detail}")

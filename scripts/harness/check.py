@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make check: host tests, every target in QEMU, i386-smp in Bochs."""
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from . import boot, ktap, source, targetrun, tree as tree_mod
+from .paths import BUILD, CACHE, LOGS, REPO
+from .progress import Phase, StepFailed, fail, reset_log, say, tail
+from .targets import CHECK_ORDER, TARGETS
+
+QEMU_TIMEOUT = 1200
+BOCHS_TIMEOUT = 1500
+BOCHS_CPUS = 2
+
+
+def patched_tree():
+    """Pristine + our series.  PDA_OVERLAY and PDA_TREE_DIR let the host
+    tests point this at a fixture series and a scratch tree."""
+    pristine, _ = source.pristine()
+    overlay = Path(os.environ.get("PDA_OVERLAY") or REPO)
+    tree = Path(os.environ.get("PDA_TREE_DIR") or CACHE / "tree")
+    with Phase("tree", f"overlay + {overlay / 'patches/series'}"):
+        tree_mod.prepare(pristine, tree, overlay, overlay / "patches")
+    return pristine, tree
+
+
+def host_tests(pristine, tree):
+    """tests/host/*/run: each prints TAP; every TAP line is one test."""
+    rows = []
+    for run in sorted((REPO / "tests/host").glob("*/run")):
+        name = run.parent.name
+        log = reset_log(LOGS / "host" / f"{name}.log")
+        env = dict(os.environ, PDA_PRISTINE=str(pristine),
+                   PDA_TREE=str(tree), PDA_REPO=str(REPO))
+        with Phase("host", f"{name} tests", log):
+            with open(log, "w") as out:
+                rc = subprocess.call([run], cwd=REPO, env=env, stdout=out,
+                                     stderr=subprocess.STDOUT)
+        rep = ktap.read(log)
+        if rc != 0 and not rep.count("fail"):
+            rep.results.append(ktap.Result(f"{name} exit status", "fail",
+                                           f"exit {rc}"))
+        outcome = boot.FAIL if rep.count("fail") else boot.PASS
+        if outcome != boot.PASS:
+            say(f"[host] {name} failed, log: {log}\n{tail(log)}")
+        rows.append((f"host:{name}", outcome, rep, str(log)))
+    return rows
+
+
+def qemu_target(name, tree, extra):
+    target = TARGETS[name]
+    bdir = targetrun.kernel(target, tree)
+    cpio = BUILD / name / "initramfs.cpio"
+    targetrun.initramfs(target, tree, cpio, None, extra)
+    outcome, rep, console, accel = targetrun.boot_qemu(target, bdir, cpio,
+                                                       QEMU_TIMEOUT)
+    if outcome != boot.PASS:
+        say(f"[{name}] {outcome}; console log: {console}\n{tail(console)}")
+    return (name, outcome, rep, f"{accel}, {target.cpus} CPUs, {console}")
+
+
+def bochs_target(tree, extra):
+    """i386-smp's bzImage on an isolinux ISO, 2 CPUs, in Bochs."""
+    target = TARGETS["i386-smp"]
+    bdir = BUILD / target.name
+    cpio = BUILD / target.name / "initramfs.cpio"
+    log = reset_log(LOGS / "bochs" / "isoimage.log")
+    args = (f"console=ttyS0 panic=-1 pda.cpus={BOCHS_CPUS} "
+            f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs")
+    from . import kbuild
+    with Phase("bochs", "make isoimage", log):
+        kbuild.build(target, tree, bdir, log,
+                     ["isoimage", f"FDINITRD={cpio}", f"FDARGS={args}"])
+    console = LOGS / "bochs" / "console.log"
+    with Phase("bochs", f"boot + tests in Bochs ({BOCHS_CPUS} CPUs)",
+               console):
+        outcome, rep = boot.bochs(bdir / "arch/x86/boot/image.iso",
+                                  BUILD / "bochs", console, BOCHS_TIMEOUT,
+                                  BOCHS_CPUS)
+    say(f"[bochs] {boot.describe(outcome, rep)}")
+    boot.report_lines(rep)
+    if outcome != boot.PASS:
+        say(f"[bochs] {outcome}; console log: {console}\n{tail(console)}")
+    return ("bochs", outcome, rep, f"{BOCHS_CPUS} CPUs, {console}")
+
+
+def summary(rows, started):
+    say("")
+    say("== summary ==")
+    totals = {"pass": 0, "fail": 0, "skip": 0, "xfail": 0}
+    worst = 0
+    for name, outcome, rep, where in rows:
+        for k in totals:
+            totals[k] += rep.count(k) if rep else 0
+        if rep is None:
+            totals["fail"] += 1
+        worst = max(worst, boot.EXIT.get(outcome, 5))
+        counts = boot.describe(outcome, rep) if rep else outcome
+        say(f"{name:<16} {counts}  ({where})")
+        for r in rep.results if rep else []:
+            if r.status == "xfail":
+                say(f"{'':<16} known failure: {r.name}: {r.detail}")
+    say(f"time: {(time.monotonic() - started) / 60:.1f} min")
+    skipped = totals["skip"] + totals["xfail"]
+    say(f"{totals['pass']} passed, {totals['fail']} failed, "
+        f"{skipped} skipped")
+    return worst
+
+
+def main(extra=None, only=None):
+    started = time.monotonic()
+    rows = []
+    try:
+        pristine, tree = patched_tree()
+    except StepFailed as e:
+        say(f"ERROR: {e}")
+        return summary([("tree", "patch-failed", None, str(e))], started) or 5
+    rows += host_tests(pristine, tree)
+    for name in only or CHECK_ORDER + ("bochs",):
+        try:
+            if name == "bochs":
+                rows.append(bochs_target(tree, extra))
+            else:
+                rows.append(qemu_target(name, tree, extra))
+        except StepFailed as e:
+            say(f"ERROR [{name}]: {e}")
+            rows.append((name, "build-failed", None, str(e).splitlines()[0]))
+    return summary(rows, started)

@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Command line: pda check | run | patches."""
+
+import argparse
+import sys
+
+from . import check, export, run
+from .progress import StepFailed, say
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="pda")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("check", help="the whole test suite")
+    c.add_argument("--extra-tests", metavar="DIR",
+                   help="also run DIR/i386/* and DIR/arm/* in the guests")
+    c.add_argument("--only", nargs="+", metavar="TARGET",
+                   help="i386-smp i386-up arm bochs (default: all)")
+    sub.add_parser("run", help="build i386-smp, boot it, show the "
+                   "CPU-number methods with their cost")
+    sub.add_parser("tree", help="only make the patched tree")
+    p = sub.add_parser("patches", help="export the series for git am")
+    p.add_argument("--out", help="output directory")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "check":
+            return check.main(args.extra_tests, args.only)
+        if args.cmd == "run":
+            return run.main()
+        if args.cmd == "tree":
+            check.patched_tree()
+            return 0
+        if args.cmd == "patches":
+            return export.main(args.out)
+    except StepFailed as e:
+        say(f"ERROR: {e}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make patches: the series, overlay files included, for `git am`.
+
+The commits are made in a scratch repository that holds only the files the
+series touches.  `git am` and `git format-patch` read nothing else, so the
+export is the same as one made in a full 6.12 repository, at a fraction of
+the cost.
+"""
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from . import series as series_mod, source
+from .paths import CACHE, REPO
+from .progress import StepFailed, say
+
+GIT_ENV = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_NAME": "PDA harness",
+           "GIT_COMMITTER_EMAIL": "pda@localhost"}
+
+
+def git(repo, *args, env=None):
+    import os
+    full = dict(os.environ, **GIT_ENV, **(env or {}))
+    proc = subprocess.run(["git", "-C", str(repo)] + list(args), env=full,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    if proc.returncode:
+        raise StepFailed(f"git {' '.join(args)} failed:\n{proc.stdout}")
+    return proc.stdout
+
+
+def sparse_repo(pristine, files, version):
+    """A git repo with the pristine version of `files`, committed."""
+    repo = Path(tempfile.mkdtemp(prefix="pda-export-"))
+    git(repo, "init", "-q")
+    git(repo, "config", "user.name", "PDA harness")
+    git(repo, "config", "user.email", "pda@localhost")
+    for rel in sorted(files):
+        src = Path(pristine) / rel
+        if src.is_file():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, repo / rel)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", f"Linux {version}")
+    return repo
+
+
+def cover_text(patch_dir):
+    path = Path(patch_dir) / "cover-letter"
+    if not path.exists():
+        raise StepFailed(f"{path} missing: first line is the cover "
+                         "letter's subject, the rest its body")
+    subject, _, body = path.read_text().partition("\n")
+    return subject.strip(), body.strip("\n")
+
+
+def export(pristine, version, overlay_root, patch_dir, out):
+    entries = series_mod.read(patch_dir, overlay_root)
+    if not entries:
+        raise StepFailed(f"{patch_dir}/series is empty: nothing to export")
+    subject, body = cover_text(patch_dir)
+    repo = sparse_repo(pristine, series_mod.touched(entries), version)
+    try:
+        base = git(repo, "rev-parse", "HEAD").strip()
+        for e in entries:
+            git(repo, "am", "-q", "--keep-cr", str(e.patch))
+            for rel in e.overlay:
+                (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(Path(overlay_root) / rel, repo / rel)
+            if e.overlay:
+                git(repo, "add", *e.overlay)
+                git(repo, "commit", "-q", "--amend", "--no-edit")
+        out = Path(out)
+        shutil.rmtree(out, ignore_errors=True)
+        git(repo, "format-patch", "-q", "--cover-letter", "--thread",
+            "--base", base, "-o", str(out), f"{base}..HEAD")
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+    cover = sorted(out.glob("0000-*.patch"))[0]
+    text = cover.read_text()
+    text = text.replace("*** SUBJECT HERE ***", subject)
+    text = text.replace("*** BLURB HERE ***", body)
+    cover.write_text(text)
+    return sorted(out.glob("*.patch"))
+
+
+def main(out=None):
+    pristine, version = source.pristine()
+    out = Path(out or CACHE / "export")
+    files = export(pristine, version, REPO, REPO / "patches", out)
+    say(f"patches: {len(files) - 1} patches + cover letter in {out}")
+    say(f"apply with: git am {out}/*.patch   (on a Linux {version} tree)")
+    return 0

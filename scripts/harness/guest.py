@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Guest user space: our tests, the upstream selftests, the initramfs."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from .paths import BUILD, CACHE, REPO
+from .progress import StepFailed, run
+
+# Static user-space compilers; gcc-multilib conflicts with the ARM cross
+# compiler, so i386 uses the x86_64 headers plus libc6-dev-i386.
+CC = {
+    "i386": "gcc -m32 -static -isystem /usr/include/x86_64-linux-gnu",
+    "arm": "arm-linux-gnueabihf-gcc-12 -static",
+}
+
+# The upstream rseq selftests we run, with bounded parameters:
+# (name in /tests, source, extra cflags, argv).
+RSEQ_TESTS = [
+    ("rseq_basic_test", "basic_test.c", [], []),
+    ("rseq_basic_percpu_ops_test", "basic_percpu_ops_test.c", [], []),
+] + [
+    (f"rseq_param_test_{name}", "param_test.c", [],
+     ["-T", flag, "-r", "200", "-t", "8"] + extra)
+    for name, flag, extra in [
+        ("spinlock", "s", []), ("list", "l", []), ("buffer", "b", []),
+        ("buffer_barrier", "b", ["-M"]), ("memcpy", "m", []),
+        ("increment", "i", []), ("membarrier", "r", []),
+    ]
+]
+
+
+def _cc(arch):
+    return CC[arch].split()
+
+
+def build_our_tests(arch, tree, out, log):
+    run(["make", "-C", REPO / "tests/guest", f"ARCH={arch}", f"O={out}",
+         f"KSRC={tree}"], log, what=f"guest tests ({arch})")
+
+
+def build_x86_selftests(tree, out, log):
+    """The upstream 32-bit x86 selftests, static (no loader in guest)."""
+    sdir = Path(tree) / "tools/testing/selftests/x86"
+    run(["make", "-C", sdir, "all_32", f"OUTPUT={out}",
+         "CC=" + CC["i386"].replace("-m32 ", "")], log,
+        what="x86 selftests")
+    return sorted(p for p in Path(out).glob("*_32") if p.is_file())
+
+
+def build_rseq_selftests(arch, tree, out, log):
+    sdir = Path(tree) / "tools/testing/selftests/rseq"
+    Path(out).mkdir(parents=True, exist_ok=True)
+    built = []
+    for name, src, cflags, argv in RSEQ_TESTS:
+        exe = Path(out) / src.replace(".c", "")
+        if not exe.exists() or exe.stat().st_mtime < (sdir / src).stat().st_mtime:
+            run(_cc(arch) + ["-O2", "-Wall", f"-I{sdir}",
+                             f"-I{Path(tree) / 'tools/include'}"] + cflags +
+                [sdir / src, sdir / "rseq.c", "-lpthread", "-o", exe],
+                log, what=f"rseq selftest {src} ({arch})")
+        built.append((name, exe, argv))
+    return built
+
+
+def build_gen_init_cpio(tree):
+    exe = CACHE / "tools/gen_init_cpio"
+    src = Path(tree) / "usr/gen_init_cpio.c"
+    if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["gcc", "-O2", "-o", exe, src], check=True)
+    return exe
+
+
+class Initramfs:
+    """Collects /init and /tests/* and writes a cpio with gen_init_cpio."""
+
+    def __init__(self, init):
+        self.lines = ["dir /dev 755 0 0", "nod /dev/console 600 0 0 c 5 1",
+                      "dir /proc 755 0 0", "dir /sys 755 0 0",
+                      "dir /tmp 1777 0 0", "dir /tests 755 0 0",
+                      f"file /init {init} 755 0 0"]
+        self.names = set()
+
+    def add_test(self, name, exe, argv=(), helpers=()):
+        if name in self.names:
+            raise StepFailed(f"initramfs: two tests named {name}")
+        self.names.add(name)
+        self.lines.append(f"file /tests/{name} {exe} 755 0 0")
+        if argv:
+            args = Path(exe).parent / f".{name}.args"
+            args.write_text(" ".join(argv) + "\n")
+            self.lines.append(f"file /tests/{name}.args {args} 644 0 0")
+
+    def add_file(self, path, src, mode="755"):
+        self.lines.append(f"file {path} {src} {mode} 0 0")
+
+    def write(self, tree, cpio, log):
+        listing = Path(str(cpio) + ".list")
+        listing.write_text("\n".join(self.lines) + "\n")
+        gen = build_gen_init_cpio(tree)
+        with open(cpio, "wb") as out, open(log, "a") as err:
+            if subprocess.call([gen, listing], stdout=out, stderr=err):
+                raise StepFailed(f"gen_init_cpio failed\n  log: {log}")
+
+
+def extra_tests(extra_dir, arch):
+    """EXTRA_TESTS=DIR: every executable in DIR/<arch>/ is one more test."""
+    sub = "i386" if arch == "i386" else "arm"
+    d = Path(extra_dir) / sub
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.iterdir()
+                  if p.is_file() and p.stat().st_mode & 0o111)
+
+
+def user_dir(arch):
+    return BUILD / f"user-{arch}"
+
+
+def reset(path):
+    shutil.rmtree(path, ignore_errors=True)
+    Path(path).mkdir(parents=True)

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Configure (tinyconfig + fragments, verified) and build with Kbuild."""
+
+import os
+import re
+from pathlib import Path
+
+from .paths import CCACHE, REPO
+from .progress import StepFailed, run, tail
+
+CONFIGS = REPO / "configs"
+
+
+def make_cmd(target, src, bdir, *goals):
+    cc = f"ccache {target.cc}"
+    cmd = ["make", "-C", src, f"O={bdir}", f"ARCH={target.arch}",
+           f"CC={cc}", "HOSTCC=ccache gcc", f"-j{os.cpu_count() or 2}"]
+    if target.cross:
+        cmd.append(f"CROSS_COMPILE={target.cross}")
+    return cmd + list(goals)
+
+
+def make_env():
+    return {"CCACHE_DIR": str(CCACHE), "KBUILD_BUILD_TIMESTAMP": "pda",
+            "KBUILD_BUILD_USER": "pda", "KBUILD_BUILD_HOST": "pda"}
+
+
+def requested(fragments):
+    """{CONFIG_X: value} from fragments; 'n' for '# CONFIG_X is not set'."""
+    want = {}
+    for frag in fragments:
+        for line in Path(frag).read_text().splitlines():
+            m = re.match(r"^(CONFIG_\w+)=(.*)$", line)
+            if m:
+                want[m.group(1)] = m.group(2)
+                continue
+            m = re.match(r"^# (CONFIG_\w+) is not set", line)
+            if m:
+                want[m.group(1)] = "n"
+    return want
+
+
+def missing_options(want, dotconfig):
+    """Options whose value olddefconfig did not keep, as messages."""
+    have = {}
+    for line in Path(dotconfig).read_text().splitlines():
+        m = re.match(r"^(CONFIG_\w+)=(.*)$", line)
+        if m:
+            have[m.group(1)] = m.group(2)
+    lost = []
+    for opt, val in want.items():
+        got = have.get(opt, "n")
+        if got != val:
+            lost.append(f"{opt}={val} (got {got})")
+    return lost
+
+
+def configure(target, src, bdir, log, extra_fragments=()):
+    frags = [CONFIGS / f"{f}.config" for f in target.fragments]
+    frags += [Path(f) for f in extra_fragments]
+    Path(bdir).mkdir(parents=True, exist_ok=True)
+    env = make_env()
+    run(make_cmd(target, src, bdir, "tinyconfig"), log, env=env,
+        what="make tinyconfig")
+    run([Path(src) / "scripts/kconfig/merge_config.sh", "-m", "-O", bdir,
+         Path(bdir) / ".config"] + frags, log, env=env, cwd=src,
+        what="merge_config.sh")
+    run(make_cmd(target, src, bdir, "olddefconfig"), log, env=env,
+        what="make olddefconfig")
+    lost = missing_options(requested(frags), Path(bdir) / ".config")
+    if lost:
+        raise StepFailed(f"[{target.name}] options did not survive "
+                         "olddefconfig (missing dependency?):\n    " +
+                         "\n    ".join(lost) + f"\n  log: {log}")
+
+
+def build(target, src, bdir, log, goals=None):
+    run(make_cmd(target, src, bdir, *(goals or target.images)), log,
+        env=make_env(), what=f"[{target.name}] kernel build")

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: GPL-2.0
+"""One target, end to end: configure, build, guest user space, boot."""
+
+from pathlib import Path
+
+from . import boot, guest, kbuild
+from .paths import BUILD, LOGS, REPO
+from .progress import Phase, reset_log, say
+
+_user_built = {}
+
+
+def kernel(target, src, bdir=None, extra_fragments=(), label=None):
+    """Configure and build; returns the build directory."""
+    label = label or target.name
+    bdir = Path(bdir or BUILD / label)
+    logs = LOGS / label
+    log = reset_log(logs / "configure.log")
+    with Phase(label, "configure", log):
+        kbuild.configure(target, src, bdir, log, extra_fragments)
+    log = reset_log(logs / "build.log")
+    with Phase(label, "build " + " ".join(target.images), log):
+        kbuild.build(target, src, bdir, log)
+    return bdir
+
+
+def user_space(arch, tree):
+    """Build every guest program for arch once per harness run."""
+    if arch in _user_built:
+        return _user_built[arch]
+    out = guest.user_dir(arch)
+    log = reset_log(LOGS / f"user-{arch}.log")
+    progs = []
+    with Phase(f"user-{arch}", "build guest programs", log):
+        guest.build_our_tests(arch, tree, out, log)
+        for exe in sorted((out / "tests").iterdir()):
+            if exe.is_file() and exe.stat().st_mode & 0o111:
+                progs.append((exe.name, exe, []))
+        if arch == "i386":
+            for exe in guest.build_x86_selftests(tree, out / "selftests-x86",
+                                                 log):
+                progs.append((f"x86_{exe.name}", exe, []))
+        progs += guest.build_rseq_selftests(arch, tree, out / "rseq", log)
+    _user_built[arch] = (out / "init", progs)
+    return _user_built[arch]
+
+
+def initramfs(target, tree, cpio, programs, extra_dir=None):
+    init, progs = user_space(target.user_arch, tree)
+    fs = guest.Initramfs(init)
+    for name, exe, argv in progs if programs is None else programs:
+        fs.add_test(name, exe, argv)
+    if extra_dir:
+        for exe in guest.extra_tests(extra_dir, target.user_arch):
+            fs.add_test(f"extra_{exe.name}", exe)
+    log = LOGS / target.name / "initramfs.log"
+    reset_log(log)
+    fs.write(tree, cpio, log)
+    return cpio
+
+
+def boot_qemu(target, bdir, cpio, timeout, label=None, icount=False,
+              extra_args=""):
+    label = label or target.name
+    console = LOGS / label / "console.log"
+    image = Path(bdir) / target.boot_image
+    accel, why = ("tcg", "-icount needs TCG") if icount else \
+        boot.accel_for(target, image, cpio)
+    with Phase(label, f"boot + tests in QEMU ({accel}: {why}; "
+               f"{target.cpus} CPUs)", console):
+        outcome, rep = boot.qemu(
+            target, image, cpio, console, timeout, accel,
+            boot.kernel_args(target, timeout // 3, extra_args), icount)
+    say(f"[{label}] {boot.describe(outcome, rep)}")
+    boot.report_lines(rep)
+    return outcome, rep, console, accel
+
+
+def repo_rel(path):
+    try:
+        return str(Path(path).relative_to(REPO))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probe.*: the instructions that look at a descriptor without loading it
+ * (lsl, lar, verr: the way user space asks the GDT a question, as
+ * __vdso_getcpu does with lsl) and the two that read TSC_AUX (rdpid,
+ * rdtscp). Eight independent instructions per iteration.
+ */
+#include "segs.h"
+#include "cpuread.h"
+
+static int setup_sel(const struct bench *b, char *why)
+{
+	(void)b;
+	return sb_seg_usable(SEL_UDS, 0, why);
+}
+
+static int setup_rdpid(const struct bench *b, char *why)
+{
+	(void)b;
+	return sb_method_probe(M_RDPID, why);
+}
+
+static int setup_rdtscp(const struct bench *b, char *why)
+{
+	unsigned int a, bx, c, d;
+
+	(void)b;
+	asm volatile("cpuid" : "=a" (a), "=b" (bx), "=c" (c), "=d" (d)
+		     : "0" (0x80000001u), "2" (0));
+	if (!(d & (1u << 27))) {
+		snprintf(why, SB_REASON_LEN, "no RDTSCP (CPUID 80000001:EDX[27])");
+		return -1;
+	}
+	return 0;
+}
+
+static void run_lsl(const struct bench *b, unsigned long n)
+{
+	unsigned int v, s = sb_segs[SEL_UDS].sel;
+
+	(void)b;
+	SB_LOOP(n, asm volatile(SB_REP8("lsl %1, %0\n\t")
+				: "=&r" (v) : "r" (s) : "cc"));
+}
+
+static void run_lar(const struct bench *b, unsigned long n)
+{
+	unsigned int v, s = sb_segs[SEL_UDS].sel;
+
+	(void)b;
+	SB_LOOP(n, asm volatile(SB_REP8("lar %1, %0\n\t")
+				: "=&r" (v) : "r" (s) : "cc"));
+}
+
+static void run_verr(const struct bench *b, unsigned long n)
+{
+	unsigned int s = sb_segs[SEL_UDS].sel;
+
+	(void)b;
+	SB_LOOP(n, asm volatile(SB_REP8("verr %w0\n\t") : : "r" (s) : "cc"));
+}
+
+static void run_rdpid(const struct bench *b, unsigned long n)
+{
+	unsigned long v;
+
+	(void)b;
+	SB_LOOP(n, asm volatile(SB_REP8("rdpid %0\n\t") : "=r" (v)));
+}
+
+static void run_rdtscp(const struct bench *b, unsigned long n)
+{
+	(void)b;
+	SB_LOOP(n, asm volatile(SB_REP8("rdtscp\n\t")
+				: : : "eax", "ecx", "edx"));
+}
+
+static void run_rdtsc(const struct bench *b, unsigned long n)
+{
+	(void)b;
+	SB_LOOP(n, asm volatile(SB_REP8("rdtsc\n\t") : : : "eax", "edx"));
+}
+
+const struct bench sb_probe_benches[] = {
+	{ .name = "probe.lsl", .group = "descriptor-probe",
+	  .desc = "lsl of __USER_DS", .ops = SB_UNROLL,
+	  .setup = setup_sel, .run = run_lsl },
+	{ .name = "probe.lar", .group = "descriptor-probe",
+	  .desc = "lar of __USER_DS", .ops = SB_UNROLL,
+	  .setup = setup_sel, .run = run_lar },
+	{ .name = "probe.verr", .group = "descriptor-probe",
+	  .desc = "verr of __USER_DS", .ops = SB_UNROLL,
+	  .setup = setup_sel, .run = run_verr },
+	{ .name = "probe.rdpid", .group = "descriptor-probe",
+	  .desc = "rdpid", .ops = SB_UNROLL,
+	  .setup = setup_rdpid, .run = run_rdpid },
+	{ .name = "probe.rdtscp", .group = "descriptor-probe",
+	  .desc = "rdtscp (TSC and TSC_AUX)", .ops = SB_UNROLL,
+	  .setup = setup_rdtscp, .run = run_rdtscp },
+	{ .name = "probe.rdtsc", .group = "descriptor-probe",
+	  .desc = "rdtsc, for comparison with rdtscp", .ops = SB_UNROLL,
+	  .run = run_rdtsc },
+	{ }
+};

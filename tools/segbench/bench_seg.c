@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sel.*: what loading a segment register costs.
+ *
+ *  sel.mov.REG.SEL      eight back-to-back "mov SEL, REG": the load alone
+ *  sel.pushpop.REG.SEL  the 2006 time-segops sequence: push REG, load SEL,
+ *                       add through it, pop REG (reloads the old selector)
+ *  sel.loaduse.REG.SEL  load SEL and add through it, eight times: the
+ *                       same selector every time
+ *  sel.mixed.REG.A_B    Ingo Molnar's case: two different selectors loaded
+ *                       alternately into one register, each used for a
+ *                       memory access before the next load
+ *
+ * The register is saved before the loop and restored after it, so i386
+ * glibc's %gs is only borrowed while nothing uses it. x86-64 glibc keeps
+ * its thread pointer in %fs, so the 64-bit build measures %gs only.
+ */
+#include "segs.h"
+
+#define SEL(b)	(sb_segs[(b)->arg & 0xf].sel)
+#define OFF(b)	(sb_segs[(b)->arg & 0xf].off)
+#define SELB(b)	(sb_segs[((b)->arg >> 4) & 0xf].sel)
+#define OFFB(b)	(sb_segs[((b)->arg >> 4) & 0xf].off)
+
+static int setup_mov(const struct bench *b, char *why)
+{
+	return sb_seg_usable(b->arg & 0xf, 0, why);
+}
+
+static int setup_use(const struct bench *b, char *why)
+{
+	return sb_seg_usable(b->arg & 0xf, 1, why);
+}
+
+static int setup_mixed(const struct bench *b, char *why)
+{
+	if (sb_seg_usable(b->arg & 0xf, 1, why))
+		return -1;
+	return sb_seg_usable((b->arg >> 4) & 0xf, 1, why);
+}
+
+#define SEG_RUNNERS(reg)						\
+static void run_mov_##reg(const struct bench *b, unsigned long n)	\
+{									\
+	unsigned int save, s = SEL(b);					\
+									\
+	asm volatile("mov %%" #reg ", %0" : "=r" (save));		\
+	SB_LOOP(n, asm volatile(SB_REP8("mov %0, %%" #reg "\n\t")	\
+				: : "r" (s)));				\
+	asm volatile("mov %0, %%" #reg : : "r" (save));			\
+}									\
+									\
+static void run_pushpop_##reg(const struct bench *b, unsigned long n)	\
+{									\
+	unsigned int s = SEL(b);					\
+	unsigned long o = OFF(b);					\
+									\
+	SB_LOOP(n, asm volatile("push %%" #reg "\n\t"			\
+				"mov %0, %%" #reg "\n\t"		\
+				"addl $1, %%" #reg ":(%1)\n\t"		\
+				"pop %%" #reg				\
+				: : "r" (s), "r" (o) : "memory", "cc"));	\
+}									\
+									\
+static void run_loaduse_##reg(const struct bench *b, unsigned long n)	\
+{									\
+	unsigned int save, s = SEL(b);					\
+	unsigned long o = OFF(b);					\
+									\
+	asm volatile("mov %%" #reg ", %0" : "=r" (save));		\
+	SB_LOOP(n, asm volatile(SB_REP8("mov %0, %%" #reg "\n\t"	\
+					"addl $1, %%" #reg ":(%1)\n\t")	\
+				: : "r" (s), "r" (o) : "memory", "cc"));	\
+	asm volatile("mov %0, %%" #reg : : "r" (save));			\
+}									\
+									\
+static void run_mixed_##reg(const struct bench *b, unsigned long n)	\
+{									\
+	unsigned int save, sa = SEL(b), sb = SELB(b);			\
+	unsigned long oa = OFF(b), ob = OFFB(b);			\
+									\
+	asm volatile("mov %%" #reg ", %0" : "=r" (save));		\
+	SB_LOOP(n, asm volatile(".rept 4\n\t"				\
+				"mov %0, %%" #reg "\n\t"		\
+				"addl $1, %%" #reg ":(%1)\n\t"		\
+				"mov %2, %%" #reg "\n\t"		\
+				"addl $1, %%" #reg ":(%3)\n\t"		\
+				".endr"					\
+				: : "r" (sa), "r" (oa), "r" (sb), "r" (ob) \
+				: "memory", "cc"));			\
+	asm volatile("mov %0, %%" #reg : : "r" (save));			\
+}
+
+#ifdef __i386__
+SEG_RUNNERS(fs)
+#endif
+SEG_RUNNERS(gs)
+
+#define MOV(reg, s, d)							\
+	{ .name = "sel.mov." #reg "." #s, .group = "selector-load",	\
+	  .desc = "mov to %" #reg " of " d, .ops = SB_UNROLL,		\
+	  .arg = SEL_##s##_IDX, .setup = setup_mov, .run = run_mov_##reg }
+#define PUSHPOP(reg, s)							\
+	{ .name = "sel.pushpop." #reg "." #s, .group = "selector-load",	\
+	  .desc = "push %" #reg "; mov; addl via %" #reg "; pop %" #reg,	\
+	  .ops = 1, .arg = SEL_##s##_IDX, .setup = setup_use,		\
+	  .run = run_pushpop_##reg }
+#define LOADUSE(reg, s)							\
+	{ .name = "sel.loaduse." #reg "." #s, .group = "selector-mixed", \
+	  .desc = "mov to %" #reg " + addl through it, same selector",	\
+	  .ops = SB_UNROLL, .arg = SEL_##s##_IDX, .setup = setup_use,	\
+	  .run = run_loaduse_##reg }
+#define MIXED(reg, a, b)						\
+	{ .name = "sel.mixed." #reg "." #a "_" #b,			\
+	  .group = "selector-mixed",					\
+	  .desc = "two selectors alternately loaded into %" #reg " and used", \
+	  .ops = SB_UNROLL, .arg = SEL_##a##_IDX | SEL_##b##_IDX << 4,	\
+	  .setup = setup_mixed, .run = run_mixed_##reg }
+
+#define SEL_null_IDX	SEL_NULL
+#define SEL_user_ds_IDX	SEL_UDS
+#define SEL_tls_IDX	SEL_TLS
+#define SEL_ldt_IDX	SEL_LDT
+
+#define REG_BENCHES(reg)						\
+	MOV(reg, null, "the null selector"),				\
+	MOV(reg, user_ds, "__USER_DS"),					\
+	MOV(reg, tls, "a set_thread_area selector"),			\
+	MOV(reg, ldt, "a modify_ldt selector"),				\
+	PUSHPOP(reg, user_ds),						\
+	PUSHPOP(reg, tls),						\
+	PUSHPOP(reg, ldt),						\
+	LOADUSE(reg, user_ds),						\
+	LOADUSE(reg, tls),						\
+	LOADUSE(reg, ldt),						\
+	MIXED(reg, user_ds, tls),					\
+	MIXED(reg, tls, ldt)
+
+const struct bench sb_seg_benches[] = {
+#ifdef __i386__
+	REG_BENCHES(fs),
+#endif
+	REG_BENCHES(gs),
+	{ }
+};

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --check: pinned to each CPU in turn, every CPU-number method must read
+ * that CPU. Output is kselftest TAP, so the harness parses it like any
+ * other guest test.
+ *
+ * A method this kernel or CPU lacks is a SKIP with the reason. So is the
+ * PDA emulation on kernels without the PDA entry: its reading is checked
+ * (a wrong value is "not ok") but it proves nothing about the kernel, so
+ * it is never counted as a pass.
+ */
+#include <stdio.h>
+#include "cpuread.h"
+
+#define KSFT_PASS 0
+#define KSFT_FAIL 1
+#define KSFT_SKIP 4
+
+int sb_check(void)
+{
+	int cpus[SB_MAX_CPUS], ncpus, i, m, t = 0;
+	int pass = 0, fail = 0, skip = 0;
+	char why[M_NR][SB_REASON_LEN];
+	int state[M_NR];
+
+	ncpus = sb_online_cpus(cpus, SB_MAX_CPUS);
+	printf("TAP version 13\n");
+	printf("1..%d\n", ncpus * M_NR);
+	/* Set up on a known CPU: the PDA emulation takes its base from it. */
+	if (ncpus > 0)
+		sb_pin(cpus[0]);
+	sb_methods_init();
+	for (m = 0; m < M_NR; m++) {
+		why[m][0] = '\0';
+		state[m] = sb_method_probe(m, why[m]);
+		printf("# %-13s %s%s%s\n", sb_methods[m].name,
+		       state[m] < 0 ? "unavailable: " :
+		       state[m] > 0 ? "emulated: " : "available",
+		       state[m] == 0 && why[m][0] ? ", " : "",
+		       state[m] == 0 && !why[m][0] ? "" : why[m]);
+	}
+	for (i = 0; i < ncpus; i++) {
+		int cpu = cpus[i];
+		int pinned = sb_pin(cpu) == 0 && sb_methods_pinned(cpu) == 0;
+
+		for (m = 0; m < M_NR; m++) {
+			const char *name = sb_methods[m].name;
+			int v;
+
+			t++;
+			if (state[m] < 0) {
+				printf("ok %d cpu%d %s # SKIP %s\n", t, cpu,
+				       name, why[m]);
+				skip++;
+				continue;
+			}
+			if (!pinned) {
+				printf("not ok %d cpu%d %s: cannot pin\n", t,
+				       cpu, name);
+				fail++;
+				continue;
+			}
+			v = sb_method_read(m);
+			if (v != cpu) {
+				printf("not ok %d cpu%d %s: read %d%s\n", t,
+				       cpu, name, v,
+				       state[m] > 0 ? " (emulated)" : "");
+				fail++;
+			} else if (state[m] > 0) {
+				printf("ok %d cpu%d %s # SKIP %s (emulation reads %d)\n",
+				       t, cpu, name, why[m], v);
+				skip++;
+			} else {
+				printf("ok %d cpu%d %s\n", t, cpu, name);
+				pass++;
+			}
+		}
+	}
+	sb_unpin();
+	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n",
+	       pass, fail, skip);
+	if (fail)
+		return KSFT_FAIL;
+	return pass ? KSFT_PASS : KSFT_SKIP;
+}

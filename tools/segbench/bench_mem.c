@@ -11,7 +11,13 @@
  *
  * i386 uses %fs (unused by glibc there); x86-64 uses %gs (%fs is glibc's).
  */
+#define _GNU_SOURCE
+#include <unistd.h>
+#include <sys/syscall.h>
 #include "segs.h"
+#ifdef __x86_64__
+#include <asm/prctl.h>
+#endif
 
 #ifdef __i386__
 #define SEG "%%fs"
@@ -21,11 +27,14 @@
 
 enum { PLAIN, ZERO_BASE, NZ_BASE };
 
-/* Chase cells, one per cache line; word 2 of the TLS buffer for NZ_BASE. */
+/* Chase cells, one per cache line; NZ_BASE uses base + 128. */
 static struct sb_slot plain_cell, zero_cell, tput_buf;
+#ifdef __x86_64__
+static struct sb_slot nz_buf[4];
+#endif
 
 static unsigned int seg_sel;
-static unsigned long chase_start, tput_off;
+static unsigned long chase_start, tput_off, nz_base;
 
 static int setup_mem(const struct bench *b, char *why)
 {
@@ -50,17 +59,29 @@ static int setup_mem(const struct bench *b, char *why)
 		tput_off = (uintptr_t)&tput_buf;
 		break;
 	default:
+#ifdef __x86_64__
+		/*
+		 * 64-bit mode takes the %gs base from an MSR, not the
+		 * descriptor: set it with arch_prctl(), selector 0.
+		 */
+		nz_base = (uintptr_t)&nz_buf;
+		seg_sel = 0;
+#else
 		if (sb_seg_usable(SEL_TLS, 1, why))
 			return -1;
 		s = &sb_segs[SEL_TLS];
-		/* base + 128 is inside the TLS buffer and holds 128. */
-		cell = (unsigned long *)(s->base + 128);
+		nz_base = s->base;
+		seg_sel = s->sel;
+#endif
+		/* base + 128 is inside the buffer and holds 128. */
+		cell = (unsigned long *)(nz_base + 128);
 		*cell = 128;
 		chase_start = 128;
 		tput_off = 192;
-		break;
+		return 0;
 	}
 	seg_sel = s->sel;
+	nz_base = 0;
 	return 0;
 }
 
@@ -71,12 +92,20 @@ static unsigned int seg_enter(void)
 	asm volatile("mov " SEG ", %0\n\t"
 		     "mov %1, " SEG
 		     : "=&r" (save) : "r" (seg_sel) : "memory");
+#ifdef __x86_64__
+	if (nz_base)
+		syscall(SYS_arch_prctl, ARCH_SET_GS, nz_base);
+#endif
 	return save;
 }
 
 static void seg_leave(unsigned int save)
 {
 	asm volatile("mov %0, " SEG : : "r" (save) : "memory");
+#ifdef __x86_64__
+	if (nz_base)
+		syscall(SYS_arch_prctl, ARCH_SET_GS, 0ul);
+#endif
 }
 
 static void run_lat(const struct bench *b, unsigned long n)

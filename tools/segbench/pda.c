@@ -38,7 +38,6 @@ volatile int32_t *sb_gcc_ptr;
 
 static int pda_state = -1;
 static unsigned int pda_sel;
-static int pda_entry = -1;
 
 unsigned int sb_pda_selector(void)
 {
@@ -59,6 +58,8 @@ static void fill_table(void)
 }
 
 #ifdef __i386__
+static int pda_entry = -1;	/* TLS slot of the emulation, once allocated */
+
 static void load_fs(unsigned int sel)
 {
 	asm volatile("mov %0, %%fs" : : "r" (sel) : "memory");

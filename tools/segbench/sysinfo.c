@@ -84,7 +84,7 @@ static int cpuinfo(const char *key, char *val, size_t len)
 	return ret;
 }
 
-static void trim(char *s)
+static void __attribute__((unused)) trim(char *s)
 {
 	char *p = s;
 	size_t n;
@@ -105,7 +105,7 @@ static void cpuid(unsigned int leaf, unsigned int r[4])
 		     : "0" (leaf), "2" (0));
 }
 
-static void x86_cpu(struct sb_machine *m, char *hv, size_t hvlen)
+static void cpu_ident(struct sb_machine *m, char *hv, size_t hvlen)
 {
 	unsigned int r[4], fam, model, i;
 	char brand[49] = "";
@@ -143,7 +143,7 @@ static void x86_cpu(struct sb_machine *m, char *hv, size_t hvlen)
 	}
 }
 #else
-static void x86_cpu(struct sb_machine *m, char *hv, size_t hvlen)
+static void cpu_ident(struct sb_machine *m, char *hv, size_t hvlen)
 {
 	char v[96];
 
@@ -155,7 +155,7 @@ static void x86_cpu(struct sb_machine *m, char *hv, size_t hvlen)
 	else
 		snprintf(m->cpu_model, sizeof(m->cpu_model), "unknown");
 	if (!cpuinfo("CPU part", v, sizeof(v)))
-		snprintf(m->cpu_id, sizeof(m->cpu_id), "part %s", v);
+		snprintf(m->cpu_id, sizeof(m->cpu_id), "part %.40s", v);
 }
 #endif
 
@@ -173,7 +173,7 @@ void sb_sysinfo(struct sb_machine *m)
 
 	memset(m, 0, sizeof(*m));
 	snprintf(m->arch, sizeof(m->arch), "%s", SB_ARCH);
-	x86_cpu(m, hv, sizeof(hv));
+	cpu_ident(m, hv, sizeof(hv));
 	if (!uname(&u))
 		snprintf(m->kernel, sizeof(m->kernel), "%s %s %s",
 			 u.release, u.version, u.machine);

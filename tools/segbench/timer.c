@@ -19,7 +19,7 @@
 #include <time.h>
 #include "segbench.h"
 
-static int use_tsc, have_rdtscp;
+static int use_tsc;
 static double ns_per_tick = 1.0, cyc_per_tick = -1.0;
 
 static uint64_t clock_ns(void)
@@ -31,6 +31,8 @@ static uint64_t clock_ns(void)
 }
 
 #ifdef SB_X86
+static int have_rdtscp;
+
 static inline uint64_t rdtsc_start(void)
 {
 	uint32_t lo, hi;

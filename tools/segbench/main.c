@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "segbench.h"
 #include "cpuread.h"
 
@@ -287,8 +286,6 @@ int main(int argc, char **argv)
 			r->emulated = !!(b->flags & BF_EMULATED);
 			r->threads = (b->flags & BF_THREADS) ? m.ncpus : 1;
 			r->min_cyc = r->med_cyc = r->min_ns = r->med_ns = -1;
-			if (fmt == FMT_TEXT && outfile == NULL && isatty(2))
-				fprintf(stderr, "\r%-40s", b->name);
 			if (b->setup) {
 				int ret = b->setup(b, r->reason);
 
@@ -315,8 +312,6 @@ int main(int argc, char **argv)
 			sb_methods_pinned(sb_opts.pin_cpu);
 		}
 	}
-	if (fmt == FMT_TEXT && outfile == NULL && isatty(2))
-		fprintf(stderr, "\r%-40s\r", "");
 	set_ratios(res, n);
 	sb_output(out, fmt, &m, res, n);
 	if (out != stdout)

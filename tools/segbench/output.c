@@ -108,6 +108,8 @@ static void out_json(FILE *f, const struct sb_machine *m,
 	json_kv(f, "compiler", m->compiler);
 	fputs(",\n    ", f);
 	json_kv(f, "date", m->date);
+	fputs(",\n    ", f);
+	json_kv(f, "loadavg", m->loadavg);
 	fprintf(f, ",\n    \"ncpus\": %d,\n    ", m->ncpus);
 	json_num(f, "tsc_mhz", m->tsc_mhz > 0 ? m->tsc_mhz : -1, 1);
 	fputs(",\n    ", f);
@@ -188,7 +190,8 @@ static void out_text(FILE *f, const struct sb_machine *m,
 
 	fprintf(f, "segbench (%s) on %s [%s], %d CPUs\n", m->arch,
 		m->cpu_model, m->cpu_id, m->ncpus);
-	fprintf(f, "kernel %s; %s; virt: %s\n", m->kernel, m->libc, m->virt);
+	fprintf(f, "kernel %s; %s; virt: %s; load %s\n", m->kernel, m->libc,
+		m->virt, m->loadavg);
 	if (m->tsc_mhz > 0)
 		fprintf(f, "TSC %.1f MHz, core %.1f MHz (calibrated)\n",
 			m->tsc_mhz, m->core_mhz);

@@ -162,6 +162,7 @@ struct sb_machine {
 	char virt[64];		/* hypervisor, "none", or emulator */
 	char compiler[64];
 	char date[32];
+	char loadavg[32];	/* /proc/loadavg at start: was the host quiet? */
 	int ncpus;
 	enum sb_mode mode;
 	const char *unit;	/* "cycles", "ns" or "insns" */

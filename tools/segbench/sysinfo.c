@@ -181,6 +181,14 @@ void sb_sysinfo(struct sb_machine *m)
 	snprintf(m->compiler, sizeof(m->compiler), "gcc %s", __VERSION__);
 	strftime(m->date, sizeof(m->date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
 	m->ncpus = sb_online_cpus(cpus, SB_MAX_CPUS);
+	if (!read_file("/proc/loadavg", buf, sizeof(buf))) {
+		char *sp = strchr(buf, ' ');
+
+		/* The 1, 5 and 15 minute figures only. */
+		if (sp && (sp = strchr(sp + 1, ' ')) && (sp = strchr(sp + 1, ' ')))
+			*sp = '\0';
+		snprintf(m->loadavg, sizeof(m->loadavg), "%.31s", buf);
+	}
 
 	cpuinfo("model name", model, sizeof(model));
 	read_file("/sys/class/dmi/id/sys_vendor", dmi, sizeof(dmi));

@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Record host results: build the 32-bit (main) and 64-bit tools, run each
+# twice, compare the two runs' medians, plot run 1. Writes to results/:
+#   host-<cpu>.json, host-<cpu>-run2.json    i386, runs 1 and 2
+#   host-<cpu>.md                            i386 run 1 as a Markdown table
+#   host-<cpu>.svg                           i386 run 1, plotted
+#   host-<cpu>-x86_64.json, ...-x86_64.md    64-bit subset
+#   host-<cpu>-compare.txt                   run 1 against run 2
+#
+# usage: tools/segbench/record.sh [RESULTS_DIR]
+
+set -eu
+src=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$src/../.." && pwd)
+out=${1:-$top/results}
+build=$(mktemp -d)
+trap 'rm -rf "$build"' EXIT
+
+make -s -C "$src" ARCH=i386 O="$build/i386"
+make -s -C "$src" ARCH=x86_64 O="$build/x86_64"
+sb=$build/i386/segbench
+
+# <cpu>: vendor + model family/number, e.g. intel-xeon-f6m207
+model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+fam=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
+num=$(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -1)
+slug=$(printf '%s' "$model" | tr 'A-Z' 'a-z' |
+	sed 's/([rR]\|(tm)//g; s/processor\|cpu\|@.*//g; s/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')
+slug=${slug}-f${fam}m${num}
+base=$out/host-$slug
+mkdir -p "$out"
+
+"$sb" --check > "$base-check.tap"
+"$sb" --json -o "$base.json"
+"$sb" --json -o "$base-run2.json"
+"$build/x86_64/segbench" --json -o "$base-x86_64.json"
+python3 "$src/table.py" "$base.json" > "$base.md"
+python3 "$src/table.py" "$base-x86_64.json" > "$base-x86_64.md"
+python3 "$src/compare.py" "$base.json" "$base-run2.json" > "$base-compare.txt" || true
+python3 "$src/plot.py" "$base.json" "$base.svg" >/dev/null
+tail -1 "$base-compare.txt"
+echo "$base.*"

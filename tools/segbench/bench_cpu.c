@@ -39,14 +39,19 @@ static void run_vdso(const struct bench *b, unsigned long n)
 static void run_##fn(const struct bench *b, unsigned long n)		\
 {									\
 	(void)b;							\
-	SB_LOOP(n, rd_##fn(); rd_##fn(); rd_##fn(); rd_##fn();		\
-		   rd_##fn(); rd_##fn(); rd_##fn(); rd_##fn());		\
+	SB_LOOP(n, SB_REP8(rd_##fn();));				\
 }
-RUN8(rseq)
+#define RUN32(fn)							\
+static void run_##fn(const struct bench *b, unsigned long n)		\
+{									\
+	(void)b;							\
+	SB_LOOP(n, SB_REP32(rd_##fn();));				\
+}
+RUN32(rseq)
 RUN8(lsl)
 RUN8(rdpid)
-RUN8(pda)
-RUN8(gcc)
+RUN32(pda)
+RUN32(gcc)
 
 const struct bench sb_cpu_benches[] = {
 	{ .name = "cpu.syscall", .group = "cpu-number",
@@ -61,7 +66,7 @@ const struct bench sb_cpu_benches[] = {
 	  .ops = 1, .arg = M_VDSO, .setup = setup_method, .run = run_vdso },
 	{ .name = "cpu.rseq", .group = "cpu-number",
 	  .desc = "rseq cpu_id: one load at thread pointer + __rseq_offset",
-	  .ops = SB_UNROLL, .arg = M_RSEQ, .setup = setup_method,
+	  .ops = SB_UNROLL_CHEAP, .arg = M_RSEQ, .setup = setup_method,
 	  .run = run_rseq },
 	{ .name = "cpu.lsl", .group = "cpu-number",
 	  .desc = "lsl of the CPUNODE GDT entry (what __vdso_getcpu does)",
@@ -73,11 +78,11 @@ const struct bench sb_cpu_benches[] = {
 	  .run = run_rdpid },
 	{ .name = "cpu.pda", .group = "cpu-number",
 	  .desc = "PDA segment: movl %fs:table (base = cpu << 6)",
-	  .ops = SB_UNROLL, .arg = M_PDA, .setup = setup_method,
+	  .ops = SB_UNROLL_CHEAP, .arg = M_PDA, .setup = setup_method,
 	  .run = run_pda },
 	{ .name = "cpu.getcpu_cache", .group = "cpu-number",
 	  .desc = "load of the getcpu_cache(2) registered word",
-	  .ops = SB_UNROLL, .arg = M_GCC, .setup = setup_method,
+	  .ops = SB_UNROLL_CHEAP, .arg = M_GCC, .setup = setup_method,
 	  .run = run_gcc },
 	{ }
 };

@@ -296,6 +296,10 @@ int main(int argc, char **argv)
 				if (ret > 0)
 					r->emulated = 1;
 			}
+			/* The core clock drifts with load: re-measure it. */
+			if (m.mode == MODE_NATIVE)
+				sb_timer_core(&m);
+			r->core_mhz = m.core_mhz;
 			measure(b, r);
 			if (b->verify) {
 				char why[SB_REASON_LEN] = "";

@@ -138,6 +138,8 @@ static void out_json(FILE *f, const struct sb_machine *m,
 			x->exact ? "true" : "false");
 		fprintf(f, ", \"trials\": %u, \"iters\": %lu, ",
 			x->trials, x->iters);
+		json_num(f, "core_mhz", x->core_mhz > 0 ? x->core_mhz : -1, 1);
+		fputs(", ", f);
 		json_num(f, "min_cycles", x->skipped ? -1 : x->min_cyc, 2);
 		fputs(", ", f);
 		json_num(f, "median_cycles", x->skipped ? -1 : x->med_cyc, 2);

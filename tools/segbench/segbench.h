@@ -36,9 +36,16 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Unroll helper: the measured op is repeated this often in one asm block. */
+/*
+ * Unroll: the measured op is repeated this often per loop iteration. Ops
+ * that cost under a cycle (a load) are repeated SB_UNROLL_CHEAP times, so
+ * that the uncertainty of the subtracted loop overhead (a fraction of a
+ * cycle per iteration) stays well under the figure itself.
+ */
 #define SB_UNROLL 8
+#define SB_UNROLL_CHEAP 32
 #define SB_REP8(x) x x x x x x x x
+#define SB_REP32(x) SB_REP8(x) SB_REP8(x) SB_REP8(x) SB_REP8(x)
 
 /* One per-CPU slot: a 64-byte line so CPUs never share a cache line. */
 struct sb_slot {
@@ -99,6 +106,7 @@ struct result {
 	int exact;		/* -1: not counted, 0: wrong, 1: exact */
 	unsigned int trials;
 	unsigned long iters;
+	double core_mhz;	/* core clock measured just before, 0 if none */
 	double min_cyc, med_cyc;	/* < 0: not available */
 	double min_ns, med_ns;
 	double ratio;		/* median / median of the reference, < 0 if none */
@@ -177,6 +185,7 @@ int sb_cmdline_has(const char *word);
 uint64_t sb_ticks_start(void);
 uint64_t sb_ticks_end(void);
 void sb_timer_init(struct sb_machine *m);
+void sb_timer_core(struct sb_machine *m);
 double sb_ticks_to_ns(double ticks);
 double sb_ticks_to_cycles(double ticks);	/* < 0 if unknown */
 

@@ -68,7 +68,9 @@ def bochs_target(tree, extra):
     bdir = BUILD / target.name
     cpio = BUILD / target.name / "initramfs.cpio"
     log = reset_log(LOGS / "bochs" / "isoimage.log")
-    args = (f"console=ttyS0 panic=-1 pda.cpus={BOCHS_CPUS} "
+    # genimage.sh copies FDINITRD into the ISO but leaves initrd= out of
+    # isolinux.cfg, so name it in the command line ourselves.
+    args = (f"initrd={cpio.name} console=ttyS0 panic=-1 pda.cpus={BOCHS_CPUS} "
             f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs")
     from . import kbuild
     with Phase("bochs", "make isoimage", log):

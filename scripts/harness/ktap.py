@@ -64,6 +64,38 @@ def parse(text, start_marker=None):
     return rep
 
 
+KUNIT_CASE = re.compile(r"^    (not ok|ok) \d+ (\S+)\s*(?:#\s*(.*))?$")
+KUNIT_SUITE = re.compile(r"^\s*# Subtest: (\S+)")
+INIT_STARTS = "Run /init as init process"
+
+
+def parse_kunit(text):
+    """KUnit cases the kernel printed at boot, as "kunit:suite.case"."""
+    results, suite = [], "?"
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        m = KUNIT_SUITE.match(line)
+        if m:
+            suite = m.group(1)
+            continue
+        m = KUNIT_CASE.match(line)
+        if m:
+            directive = m.group(3) or ""
+            status = "fail" if m.group(1) == "not ok" else \
+                "skip" if directive.upper().startswith("SKIP") else "pass"
+            results.append(Result(f"kunit:{suite}.{m.group(2)}", status,
+                                  directive))
+    return results
+
+
+def parse_console(text):
+    """KUnit results from boot, then the runner's results from /init."""
+    boot, found, user = text.partition(INIT_STARTS)
+    rep = parse(user, "KTAP version 1") if found else Report()
+    rep.results = parse_kunit(boot) + rep.results
+    return rep
+
+
 def known_failures(target):
     """{test: reason} from tests/known-failures for this target."""
     known = {}

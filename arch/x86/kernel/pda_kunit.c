@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the user per-CPU segment: the descriptor we encode for
+ * every possible CPU, and the copy that every online CPU's GDT holds.
+ */
+
+#include <kunit/test.h>
+#include <linux/cpumask.h>
+#include <linux/string.h>
+
+#include <asm/desc.h>
+#include <asm/pda.h>
+
+static void pda_selector_abi_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, PDA_USER_SELECTOR, 0xeb);
+	KUNIT_EXPECT_EQ(test, PDA_USER_SLOT_SIZE, 64);
+}
+
+static void pda_desc_encoding_test(struct kunit *test)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct desc_struct d = pda_user_seg_desc(cpu);
+
+		KUNIT_EXPECT_EQ(test, get_desc_base(&d),
+				(unsigned long)cpu << PDA_USER_SHIFT);
+		KUNIT_EXPECT_EQ(test, get_desc_limit(&d), 0xfffffUL);
+		/* Data, read/write, expand-up, accessed. */
+		KUNIT_EXPECT_EQ(test, (unsigned int)d.type, 3U);
+		KUNIT_EXPECT_EQ(test, (unsigned int)d.s, 1U);
+		KUNIT_EXPECT_EQ(test, (unsigned int)d.dpl, 3U);
+		KUNIT_EXPECT_EQ(test, (unsigned int)d.p, 1U);
+		KUNIT_EXPECT_EQ(test, (unsigned int)d.d, 1U);
+		KUNIT_EXPECT_EQ(test, (unsigned int)d.g, 1U);
+		KUNIT_EXPECT_EQ(test, (unsigned int)d.l, 0U);
+	}
+}
+
+static void pda_gdt_holds_desc_test(struct kunit *test)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu) {
+		struct desc_struct want = pda_user_seg_desc(cpu);
+		struct desc_struct *gdt = get_cpu_gdt_rw(cpu);
+
+		KUNIT_EXPECT_MEMEQ_MSG(test, &gdt[GDT_ENTRY_PDA_USER], &want,
+				       sizeof(want), "CPU %u", cpu);
+	}
+}
+
+static struct kunit_case pda_user_seg_cases[] = {
+	KUNIT_CASE(pda_selector_abi_test),
+	KUNIT_CASE(pda_desc_encoding_test),
+	KUNIT_CASE(pda_gdt_holds_desc_test),
+	{}
+};
+
+static struct kunit_suite pda_user_seg_suite = {
+	.name = "pda_user_seg",
+	.test_cases = pda_user_seg_cases,
+};
+
+kunit_test_suite(pda_user_seg_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the x86-32 user per-CPU segment");
+MODULE_LICENSE("GPL");

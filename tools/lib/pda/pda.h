@@ -1,0 +1,695 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR MIT */
+/*
+ * pda.h: the user per-CPU segment of 32-bit x86, header only.
+ *
+ * A 32-bit x86 kernel with CONFIG_X86_PDA_USER_SEG puts a flat DPL-3
+ * read/write data descriptor in GDT entry 29 of every CPU, with base
+ * cpu << PDA_USER_SHIFT.  A thread that keeps PDA_USER_SELECTOR (0xeb) in
+ * %fs then reaches "its CPU's" 64-byte slot of any array laid out as one
+ * slot per CPU, in one instruction:
+ *
+ *	movl %fs:pda_cpu_table, %eax	the CPU number (pda_cpu_raw())
+ *	addl $1, %fs:counters		bump this CPU's counter (pda_slot_add())
+ *
+ * One instruction is never split by preemption or migration, and the
+ * kernel reloads %fs (so its hidden base) on every return to user space,
+ * so neither needs a lock prefix nor a restartable sequence.  See pda(7).
+ *
+ *	if (pda_init_thread())		once per thread: load %fs
+ *		...			no segment: pda_cpu() falls back
+ *	cpu = pda_cpu();		segment, or getcpu_cache, rseq, vDSO,
+ *					getcpu(2), whichever works first
+ *	static struct pda_slot hits[PDA_MAX_CPUS];
+ *	pda_slot_add(hits, 1);		one "addl" when the segment is in %fs
+ *
+ * On other architectures, and on kernels without the segment, everything
+ * here still works through the fallbacks (the slot helpers then use an
+ * atomic add on the slot of the CPU pda_cpu() returned).
+ *
+ * All libraries in a process share one CPU table, the weak symbol
+ * pda_cpu_table, and one selector; each keeps its own slot arrays.
+ */
+#ifndef _PDA_H
+#define _PDA_H
+
+#include <elf.h>
+#include <errno.h>
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 35)
+#include <sys/rseq.h>
+#define PDA_HAVE_GLIBC_RSEQ	1
+#endif
+#endif
+
+/* The ABI, as in the kernel's <asm/pda.h> and <asm/hwcap2.h>. */
+#ifndef PDA_USER_SELECTOR
+#define PDA_USER_GDT_ENTRY	29
+#define PDA_USER_SELECTOR	(PDA_USER_GDT_ENTRY * 8 + 3)	/* 0xeb */
+#define PDA_USER_SHIFT		6
+#define PDA_USER_SLOT_SIZE	64
+#endif
+#ifndef HWCAP2_PDA_USER_SEG
+#define HWCAP2_PDA_USER_SEG	0x4UL	/* bit 2 */
+#endif
+#ifndef AT_HWCAP2
+#define AT_HWCAP2		26
+#endif
+
+/* 32-bit x86, the one architecture with the segment (GCC and clang). */
+#if defined(__i386)
+#define PDA_X86_32		1
+#else
+#define PDA_X86_32		0
+#endif
+
+/*
+ * Slots every per-CPU array has, and entries of pda_cpu_table: glibc's
+ * CPU_SETSIZE, 16 times the largest NR_CPUS a 32-bit x86 kernel can be
+ * built with (64).  Part of the ABI between the libraries of a process:
+ * every copy of this header must agree on it.
+ */
+#define PDA_MAX_CPUS		1024
+#define PDA_SLOT_WORDS		(PDA_USER_SLOT_SIZE / 4)
+
+/*
+ * One CPU's slot of a per-CPU array.  Arrays of these are indexed by CPU
+ * number: "struct pda_slot counters[PDA_MAX_CPUS]".  Slot 0 is what the
+ * segment helpers name; the segment base moves it to the current CPU's.
+ * One slot is one cache line on current x86, so CPUs do not share lines.
+ */
+struct pda_slot {
+	union {
+		alignas(PDA_USER_SLOT_SIZE) unsigned char bytes[PDA_USER_SLOT_SIZE];
+		int32_t s32[PDA_SLOT_WORDS];
+		uint32_t u32[PDA_SLOT_WORDS];
+		uint64_t u64[PDA_SLOT_WORDS / 2];
+	};
+};
+
+/* Defines a per-CPU array of slots, one per possible CPU number. */
+#define PDA_DEFINE_SLOTS(name)	struct pda_slot name[PDA_MAX_CPUS]
+
+/* CPU @cpu's slot of per-CPU array @slots (plain memory, any thread). */
+#define pda_slot_ptr(slots, cpu)	(&(slots)[(cpu)])
+
+/*
+ * The shared CPU table: word 0 of slot i holds i.  Weak, so that every
+ * library including this header and the program itself end up with one
+ * copy (the convention of the getcpu_cache __getcpu_cache_tls symbol).
+ * pda_table_fill() fills it once; pda_cpu_table_ready says it is done.
+ */
+struct pda_slot pda_cpu_table[PDA_MAX_CPUS];
+int pda_cpu_table_ready;
+#pragma weak pda_cpu_table
+#pragma weak pda_cpu_table_ready
+
+/*
+ * getcpu_cache(2) (syscall 463 on x86-32 and ARM with the PDA series):
+ * the kernel keeps a registered int32_t equal to the current CPU.  The
+ * seed's convention: one thread-local __getcpu_cache_tls, weak, shared by
+ * every library; -1 until the kernel wrote it.
+ */
+#define PDA_NR_getcpu_cache	463
+#define PDA_GETCPU_CACHE_GET	0
+#define PDA_GETCPU_CACHE_SET	1
+
+__thread int32_t __getcpu_cache_tls = -1;
+#pragma weak __getcpu_cache_tls
+
+/* How pda_cpu() found the CPU number in this thread, for reports. */
+enum pda_cpu_method {
+	PDA_METHOD_UNKNOWN = 0,
+	PDA_METHOD_SEGMENT,
+	PDA_METHOD_GETCPU_CACHE,
+	PDA_METHOD_RSEQ,
+	PDA_METHOD_VDSO,
+	PDA_METHOD_SYSCALL,
+};
+
+static inline const char *pda_cpu_method_name(int method)
+{
+	static const char * const names[] = {
+		"unknown", "segment", "getcpu_cache", "rseq", "vdso", "syscall",
+	};
+
+	if (method < 0 || method > PDA_METHOD_SYSCALL)
+		return names[0];
+	return names[method];
+}
+
+/* Per thread and per translation unit: probing again costs little. */
+static __thread int pda_thread_method;
+static __thread int32_t *pda_thread_gcc;
+
+/* ------------------------------------------------------- the segment */
+
+/* Fills pda_cpu_table once per process; racing fillers store the same. */
+static inline void pda_table_fill(void)
+{
+	int i;
+
+	if (__atomic_load_n(&pda_cpu_table_ready, __ATOMIC_ACQUIRE))
+		return;
+	for (i = 0; i < PDA_MAX_CPUS; i++)
+		__atomic_store_n(&pda_cpu_table[i].s32[0], i, __ATOMIC_RELAXED);
+	__atomic_store_n(&pda_cpu_table_ready, 1, __ATOMIC_RELEASE);
+}
+
+#if PDA_X86_32
+
+#define PDA_HAVE_SEGMENT	1
+
+/*
+ * What lar must report for the selector (bits 8-23 of the access rights,
+ * the accessed bit masked): a present, DPL-3, read/write, expand-up data
+ * segment with 32-bit default size and page granularity.
+ */
+#define PDA_LAR_MASK		0x00c0fe00
+#define PDA_LAR_EXPECT		0x00c0f200
+
+static inline unsigned int pda_read_fs(void)
+{
+	unsigned int sel;
+
+	__asm__ __volatile__ ("movl %%fs, %0" : "=r" (sel));
+	return sel & 0xffff;
+}
+
+/* lar of @sel: the access rights in @ar, returns 0 if @sel is visible. */
+static inline int pda_lar(unsigned int sel, unsigned int *ar)
+{
+	unsigned char ok;
+
+	__asm__ ("lar %2, %0\n\tsetz %1"
+		 : "=r" (*ar), "=qm" (ok) : "r" (sel) : "cc");
+	return ok ? 0 : -1;
+}
+
+/* lsl of @sel: the byte-granular limit in @limit, 0 if @sel is visible. */
+static inline int pda_lsl(unsigned int sel, unsigned int *limit)
+{
+	unsigned char ok;
+
+	__asm__ ("lsl %2, %0\n\tsetz %1"
+		 : "=r" (*limit), "=qm" (ok) : "r" (sel) : "cc");
+	return ok ? 0 : -1;
+}
+
+/* verr/verw: may CPL 3 read/write through @sel? */
+static inline int pda_verr(unsigned int sel)
+{
+	unsigned char ok;
+
+	__asm__ ("verr %w1\n\tsetz %0" : "=qm" (ok) : "r" (sel) : "cc");
+	return ok;
+}
+
+static inline int pda_verw(unsigned int sel)
+{
+	unsigned char ok;
+
+	__asm__ ("verw %w1\n\tsetz %0" : "=qm" (ok) : "r" (sel) : "cc");
+	return ok;
+}
+
+/*
+ * Does this kernel provide the segment?  AT_HWCAP2 says so, and the
+ * descriptor must look as the ABI promises, to CPL 3.
+ */
+static inline int pda_available(void)
+{
+	unsigned int ar, limit;
+
+	if (!(getauxval(AT_HWCAP2) & HWCAP2_PDA_USER_SEG))
+		return 0;
+	if (!pda_verr(PDA_USER_SELECTOR) || !pda_verw(PDA_USER_SELECTOR))
+		return 0;
+	if (pda_lar(PDA_USER_SELECTOR, &ar) ||
+	    (ar & PDA_LAR_MASK) != PDA_LAR_EXPECT)
+		return 0;
+	if (pda_lsl(PDA_USER_SELECTOR, &limit) || limit != 0xffffffffU)
+		return 0;
+	return 1;
+}
+
+/* Does this thread have the segment in %fs? */
+static inline int pda_thread_ready(void)
+{
+	return pda_read_fs() == PDA_USER_SELECTOR;
+}
+
+/*
+ * Loads the selector into %fs for the calling thread (each thread, and
+ * again after exec).  Returns 0, or -1 with errno ENOTSUP when the kernel
+ * has no segment, or EBUSY when %fs already holds another selector that
+ * someone else uses.
+ */
+static inline int pda_init_thread(void)
+{
+	unsigned int fs = pda_read_fs();
+
+	if (fs == PDA_USER_SELECTOR)
+		return 0;
+	if (!pda_available()) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	if (fs & ~3U) {
+		errno = EBUSY;
+		return -1;
+	}
+	pda_table_fill();
+	__asm__ __volatile__ ("movl %0, %%fs" : : "r" (PDA_USER_SELECTOR)
+			      : "memory");
+	pda_thread_method = PDA_METHOD_SEGMENT;
+	return 0;
+}
+
+/*
+ * The segment read alone: one "movl %fs:pda_cpu_table, %reg".  Only
+ * after pda_init_thread() returned 0 in this thread.  Volatile, so that
+ * the compiler neither merges two reads nor moves one across a call that
+ * may migrate the thread.
+ */
+static inline int pda_cpu_raw(void)
+{
+	int cpu;
+
+	__asm__ __volatile__ ("movl %%fs:%1, %0"
+			      : "=r" (cpu) : "m" (pda_cpu_table[0].s32[0]));
+	return cpu;
+}
+
+/*
+ * One instruction through %fs on word @p0 of slot 0 of a per-CPU array,
+ * which the segment base turns into the same word of this CPU's slot.
+ * Only after pda_init_thread() returned 0 in this thread.
+ */
+static inline void pda_add32_raw(uint32_t *p0, uint32_t v)
+{
+	__asm__ __volatile__ ("addl %1, %%fs:%0"
+			      : "+m" (*p0) : "ir" (v) : "memory", "cc");
+}
+
+static inline uint32_t pda_read32_raw(const uint32_t *p0)
+{
+	uint32_t v;
+
+	__asm__ __volatile__ ("movl %%fs:%1, %0" : "=r" (v) : "m" (*p0));
+	return v;
+}
+
+static inline void pda_write32_raw(uint32_t *p0, uint32_t v)
+{
+	__asm__ __volatile__ ("movl %1, %%fs:%0"
+			      : "=m" (*p0) : "ir" (v) : "memory");
+}
+
+/*
+ * Compare-and-exchange on this CPU's word, without a lock prefix: atomic
+ * against every other thread of this CPU (one instruction), which are the
+ * only ones that reach this word through %fs.  Returns the old value.
+ */
+static inline uint32_t pda_cmpxchg32_raw(uint32_t *p0, uint32_t old,
+					 uint32_t new)
+{
+	__asm__ __volatile__ ("cmpxchgl %2, %%fs:%1"
+			      : "+a" (old), "+m" (*p0) : "r" (new)
+			      : "memory", "cc");
+	return old;
+}
+
+#else /* !PDA_X86_32: no segment; the fallbacks do all the work. */
+
+#define PDA_HAVE_SEGMENT	0
+
+static inline int pda_available(void)
+{
+	return 0;
+}
+
+static inline int pda_thread_ready(void)
+{
+	return 0;
+}
+
+static inline int pda_init_thread(void)
+{
+	errno = ENOTSUP;
+	return -1;
+}
+
+#endif /* PDA_X86_32 */
+
+/* ------------------------------------------------------ the fallbacks */
+
+static inline int pda_getcpu_syscall(void)
+{
+	unsigned int cpu;
+
+	if (syscall(SYS_getcpu, &cpu, NULL, NULL))
+		return -1;
+	return (int)cpu;
+}
+
+#if PDA_X86_32 || defined(__arm__)
+static inline long pda_getcpu_cache(int cmd, int32_t **cpu_cachep, int flags)
+{
+	/*
+	 * Mainline 6.13 and later use 463 for setxattrat(), which fails
+	 * with EINVAL when its last argument (usize) is 0: pass zeros.
+	 */
+	return syscall(PDA_NR_getcpu_cache, cmd, cpu_cachep, flags, 0, 0, 0);
+}
+
+/*
+ * Registers __getcpu_cache_tls for this thread, or finds the cache some
+ * other library registered.  Returns the cache, or NULL.
+ */
+static inline int32_t *pda_getcpu_cache_register(void)
+{
+	int32_t *cache = &__getcpu_cache_tls;
+
+	if (!pda_getcpu_cache(PDA_GETCPU_CACHE_SET, &cache, 0))
+		return cache;
+	if (errno == EBUSY && !pda_getcpu_cache(PDA_GETCPU_CACHE_GET, &cache, 0))
+		return cache;
+	return NULL;
+}
+#else
+static inline int32_t *pda_getcpu_cache_register(void)
+{
+	return NULL;
+}
+#endif
+
+static inline int pda_rseq_cpu(void)
+{
+#ifdef PDA_HAVE_GLIBC_RSEQ
+	char *tp;
+
+	if (!__rseq_size)
+		return -1;
+#if PDA_X86_32
+	__asm__ ("movl %%gs:0, %0" : "=r" (tp));
+#elif defined(__x86_64__)
+	__asm__ ("movq %%fs:0, %0" : "=r" (tp));
+#else
+	tp = __builtin_thread_pointer();
+#endif
+	return (int32_t)__atomic_load_n(&((struct rseq *)(tp + __rseq_offset))->cpu_id,
+					__ATOMIC_RELAXED);
+#else
+	return -1;
+#endif
+}
+
+/*
+ * The few ELF structures the vDSO lookup reads, for this process's word
+ * size (the vDSO has it), with the fields <elf.h> gives them.
+ */
+struct pda_elf_ehdr {
+	unsigned char e_ident[16];
+	uint16_t e_type, e_machine;
+	uint32_t e_version;
+	uintptr_t e_entry, e_phoff, e_shoff;
+	uint32_t e_flags;
+	uint16_t e_ehsize, e_phentsize, e_phnum;
+};
+
+struct pda_elf_dyn {
+	intptr_t d_tag;
+	uintptr_t d_ptr;
+};
+
+#if __SIZEOF_POINTER__ == 8
+struct pda_elf_phdr {
+	uint32_t p_type, p_flags;
+	uint64_t p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align;
+};
+
+struct pda_elf_sym {
+	uint32_t st_name;
+	unsigned char st_info, st_other;
+	uint16_t st_shndx;
+	uint64_t st_value, st_size;
+};
+#else
+struct pda_elf_phdr {
+	uint32_t p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz;
+	uint32_t p_flags, p_align;
+};
+
+struct pda_elf_sym {
+	uint32_t st_name, st_value, st_size;
+	unsigned char st_info, st_other;
+	uint16_t st_shndx;
+};
+#endif
+
+/* Symbols in the vDSO's dynamic symbol table (DT_HASH, or DT_GNU_HASH). */
+static inline uint32_t pda_vdso_nsyms(const uint32_t *hash,
+				      const uint32_t *gnu)
+{
+	const uint32_t *buckets, *chain;
+	uint32_t i, max = 0;
+
+	if (hash)
+		return hash[1];
+	if (!gnu)
+		return 0;
+	buckets = (const uint32_t *)((const char *)(gnu + 4) +
+				     gnu[2] * sizeof(uintptr_t));
+	chain = buckets + gnu[0];
+	for (i = 0; i < gnu[0]; i++)
+		if (buckets[i] > max)
+			max = buckets[i];
+	if (max < gnu[1])
+		return gnu[1];
+	while (!(chain[max - gnu[1]] & 1))
+		max++;
+	return max + 1;
+}
+
+/* Address of function @name in the vDSO mapped into this process. */
+static inline void *pda_vdso_sym(const char *name)
+{
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR), off = 0, p;
+	const uint32_t *hash = NULL, *gnu = NULL;
+	const struct pda_elf_sym *sym = NULL;
+	const struct pda_elf_dyn *dyn = NULL;
+	const struct pda_elf_ehdr *eh;
+	const struct pda_elf_phdr *ph;
+	const char *str = NULL;
+	int i, have_load = 0;
+	uint32_t n;
+
+	if (!base)
+		return NULL;
+	eh = (const void *)base;
+	ph = (const void *)(base + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && !have_load) {
+			off = base + ph[i].p_offset - ph[i].p_vaddr;
+			have_load = 1;
+		} else if (ph[i].p_type == PT_DYNAMIC) {
+			dyn = (const void *)(base + ph[i].p_offset);
+		}
+	}
+	if (!have_load || !dyn)
+		return NULL;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		p = off + dyn->d_ptr;
+		if (dyn->d_tag == DT_SYMTAB)
+			sym = (const void *)p;
+		else if (dyn->d_tag == DT_STRTAB)
+			str = (const void *)p;
+		else if (dyn->d_tag == DT_HASH)
+			hash = (const void *)p;
+		else if (dyn->d_tag == DT_GNU_HASH)
+			gnu = (const void *)p;
+	}
+	if (!sym || !str)
+		return NULL;
+	n = pda_vdso_nsyms(hash, gnu);
+	for (i = 0; i < (int)n; i++)
+		if (sym[i].st_shndx != SHN_UNDEF &&
+		    (sym[i].st_info & 0xf) == STT_FUNC &&
+		    !strcmp(str + sym[i].st_name, name))
+			return (void *)(off + sym[i].st_value);
+	return NULL;
+}
+
+typedef long (*pda_vdso_getcpu_t)(unsigned int *cpu, unsigned int *node,
+				  void *unused);
+
+/* __vdso_getcpu, looked up once per translation unit; x86 has it. */
+static inline pda_vdso_getcpu_t pda_vdso_getcpu_fn(void)
+{
+	static pda_vdso_getcpu_t fn;
+	static int looked;
+
+	if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+#if PDA_X86_32 || defined(__x86_64__)
+		__atomic_store_n(&fn, (pda_vdso_getcpu_t)pda_vdso_sym("__vdso_getcpu"),
+				 __ATOMIC_RELAXED);
+#endif
+		__atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+	}
+	return __atomic_load_n(&fn, __ATOMIC_RELAXED);
+}
+
+static inline int pda_vdso_cpu(void)
+{
+	pda_vdso_getcpu_t fn = pda_vdso_getcpu_fn();
+	unsigned int cpu;
+
+	if (!fn || fn(&cpu, NULL, NULL))
+		return -1;
+	return (int)cpu;
+}
+
+/*
+ * Picks this thread's method, in the order of preference, and returns the
+ * CPU number through it.
+ */
+static inline int pda_cpu_probe(void)
+{
+	int cpu, saved_errno = errno;
+
+#if PDA_HAVE_SEGMENT
+	if (!pda_init_thread())
+		return pda_cpu_raw();
+#endif
+	pda_thread_gcc = pda_getcpu_cache_register();
+	errno = saved_errno;
+	if (pda_thread_gcc) {
+		/* Written before SET returned; -1 only if never written. */
+		cpu = __atomic_load_n(pda_thread_gcc, __ATOMIC_RELAXED);
+		if (cpu >= 0) {
+			pda_thread_method = PDA_METHOD_GETCPU_CACHE;
+			return cpu;
+		}
+	}
+	cpu = pda_rseq_cpu();
+	if (cpu >= 0) {
+		pda_thread_method = PDA_METHOD_RSEQ;
+		return cpu;
+	}
+	cpu = pda_vdso_cpu();
+	if (cpu >= 0) {
+		pda_thread_method = PDA_METHOD_VDSO;
+		return cpu;
+	}
+	pda_thread_method = PDA_METHOD_SYSCALL;
+	return pda_getcpu_syscall();
+}
+
+/* The CPU number through the method this thread settled on. */
+static inline int pda_cpu_slow(void)
+{
+	switch (pda_thread_method) {
+	case PDA_METHOD_GETCPU_CACHE:
+		return __atomic_load_n(pda_thread_gcc, __ATOMIC_RELAXED);
+	case PDA_METHOD_RSEQ:
+		return pda_rseq_cpu();
+	case PDA_METHOD_VDSO:
+		return pda_vdso_cpu();
+	case PDA_METHOD_SYSCALL:
+		return pda_getcpu_syscall();
+	default:
+		/* First call, or %fs was changed under a SEGMENT thread. */
+		return pda_cpu_probe();
+	}
+}
+
+/*
+ * The current CPU number: one segment read when this thread has the
+ * selector in %fs, which the first call loads if %fs is null and the
+ * kernel has the segment; otherwise getcpu_cache, rseq's cpu_id, the
+ * vDSO's getcpu, or the getcpu system call, the first that works.
+ * As with sched_getcpu(), the thread may be elsewhere by the time the
+ * caller looks at the result, unless it is pinned.
+ */
+static inline int pda_cpu(void)
+{
+#if PDA_HAVE_SEGMENT
+	if (pda_thread_ready())
+		return pda_cpu_raw();
+#endif
+	return pda_cpu_slow();
+}
+
+/* How pda_cpu() reads the CPU number in this thread (after one call). */
+static inline int pda_cpu_method(void)
+{
+#if PDA_HAVE_SEGMENT
+	if (pda_thread_ready())
+		return PDA_METHOD_SEGMENT;
+#endif
+	return pda_thread_method;
+}
+
+/* ----------------------------------------------------- per-CPU slots */
+
+/*
+ * The checked helpers: through the segment (one instruction, no lock)
+ * when this thread has it in %fs, else an atomic operation on the slot of
+ * the CPU pda_cpu() names (atomic, because the thread may migrate between
+ * the two and share that slot with a thread of another CPU).  @p0 points
+ * into slot 0 of a per-CPU array.
+ */
+static inline uint32_t *pda_this_cpu_ptr(uint32_t *p0, int cpu)
+{
+	return (uint32_t *)((char *)p0 + ((size_t)cpu << PDA_USER_SHIFT));
+}
+
+static inline void pda_add32(uint32_t *p0, uint32_t v)
+{
+	int cpu;
+
+#if PDA_HAVE_SEGMENT
+	if (pda_thread_ready()) {
+		pda_add32_raw(p0, v);
+		return;
+	}
+#endif
+	cpu = pda_cpu();
+	if (cpu < 0 || cpu >= PDA_MAX_CPUS)
+		cpu = 0;
+	__atomic_fetch_add(pda_this_cpu_ptr(p0, cpu), v, __ATOMIC_RELAXED);
+}
+
+/* Word @word of the current CPU's slot of @slots: add @v. */
+#define pda_slot_add_word(slots, word, v)	pda_add32(&(slots)[0].u32[(word)], (v))
+/* Word 0 of the current CPU's slot of @slots: add @v. */
+#define pda_slot_add(slots, v)			pda_slot_add_word(slots, 0, v)
+#define pda_slot_inc(slots)			pda_slot_add(slots, 1)
+
+#if PDA_HAVE_SEGMENT
+/* Unchecked: the segment must be in %fs (pda_init_thread() returned 0). */
+#define pda_slot_add_raw(slots, v)		pda_add32_raw(&(slots)[0].u32[0], (v))
+#define pda_slot_read_raw(slots)		pda_read32_raw(&(slots)[0].u32[0])
+#endif
+
+/* Word @word summed over the slots of CPUs 0 .. @ncpus - 1. */
+static inline uint64_t pda_slots_sum32(const struct pda_slot *slots,
+				       int ncpus, int word)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < ncpus && i < PDA_MAX_CPUS; i++)
+		sum += __atomic_load_n(&slots[i].u32[word], __ATOMIC_RELAXED);
+	return sum;
+}
+
+#endif /* _PDA_H */

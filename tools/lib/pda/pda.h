@@ -423,6 +423,7 @@ struct pda_elf_ehdr {
 	uintptr_t e_entry, e_phoff, e_shoff;
 	uint32_t e_flags;
 	uint16_t e_ehsize, e_phentsize, e_phnum;
+	uint16_t e_shentsize, e_shnum, e_shstrndx;
 };
 
 struct pda_elf_dyn {

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers of the x86_pda_* guest tests: the online CPUs, pinning,
+ * a clock, a per-thread PRNG, the Bochs switch, and sysfs CPU hotplug.
+ * The user library under test is tools/lib/pda/pda.h.  Header only.
+ */
+#ifndef PDA_TESTS_PDA_TEST_H
+#define PDA_TESTS_PDA_TEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpulist.h"
+#include "../../../tools/lib/pda/pda.h"
+
+#define PDA_TEST_ONLINE	"/sys/devices/system/cpu/online"
+
+/*
+ * Is this guest Bochs?  The harness puts a bare "pda.bochs" on the
+ * command line there; tests scale their sizes down (Bochs emulates an
+ * instruction some 10-50 times slower than QEMU's TCG).
+ */
+static inline int pda_test_bochs(void)
+{
+	char buf[4096], *tok, *save;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/cmdline", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		if (!strcmp(tok, "pda.bochs") || !strncmp(tok, "pda.bochs=", 10))
+			return 1;
+	return 0;
+}
+
+/* The online CPUs, as a list; returns how many, or -1. */
+static inline int pda_test_online(int *cpus, int max)
+{
+	cpu_set_t set;
+	int i, n = 0;
+
+	if (cpulist_read(PDA_TEST_ONLINE, &set))
+		return -1;
+	for (i = 0; i < CPU_SETSIZE && n < max; i++)
+		if (CPU_ISSET(i, &set))
+			cpus[n++] = i;
+	return n;
+}
+
+/* Runs the calling thread on @cpu only; returns 0 or -errno. */
+static inline int pda_test_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+/* Is the calling thread's affinity still exactly {@cpu}? */
+static inline int pda_test_pinned_to(int cpu)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	return CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set);
+}
+
+/* Every CPU of the system allowed again. */
+static inline void pda_test_unpin(void)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static inline uint64_t pda_test_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* xorshift32: a cheap, per-thread PRNG; @state must not be 0. */
+static inline uint32_t pda_test_rand(uint32_t *state)
+{
+	uint32_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	*state = x;
+	return x;
+}
+
+/* The lsl of the CPUNODE selector 0xe3 (i386 kernel): CPU, or -1. */
+static inline int pda_test_cpunode(void)
+{
+	unsigned int limit;
+
+	if (pda_lsl(0xe3, &limit))
+		return -1;
+	return limit & 0xfff;
+}
+
+/* The sysfs file that takes CPU @cpu offline and back. */
+static inline void pda_test_online_path(char *buf, size_t len, int cpu)
+{
+	snprintf(buf, len, "/sys/devices/system/cpu/cpu%d/online", cpu);
+}
+
+/* Can CPU @cpu be taken offline (an "online" file that we can write)? */
+static inline int pda_test_hotpluggable(int cpu)
+{
+	char path[64];
+
+	pda_test_online_path(path, sizeof(path), cpu);
+	return access(path, W_OK) == 0;
+}
+
+/* Writes 0 or 1 to cpuN/online; returns 0 or -errno. */
+static inline int pda_test_set_online(int cpu, int online)
+{
+	char path[64];
+	int fd, ret = 0;
+
+	pda_test_online_path(path, sizeof(path), cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, online ? "1" : "0", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Reads cpuN/online: 1, 0, or -errno. */
+static inline int pda_test_is_online(int cpu)
+{
+	char path[64], c;
+	int fd, n;
+
+	pda_test_online_path(path, sizeof(path), cpu);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, &c, 1);
+	close(fd);
+	return n == 1 ? c == '1' : -EIO;
+}
+
+#endif /* PDA_TESTS_PDA_TEST_H */

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The user per-CPU segment as user space sees it (issue 4, "Descriptor"):
+ *
+ * - AT_HWCAP2 has HWCAP2_PDA_USER_SEG;
+ * - verr, verw, lar and lsl of selector 0xeb show a present, DPL-3,
+ *   read/write, expand-up, 32-bit data segment with a 4 GiB limit;
+ * - pinned to each online CPU in turn (forwards, then backwards), the
+ *   segment read equals that CPU and sched_getcpu(), the CPUNODE lsl, the
+ *   getcpu syscall, rseq's cpu_id and __vdso_getcpu, and the segment base
+ *   is cpu * 64 (the second word of the slot comes out too);
+ * - tools/lib/pda/pda.h: pda_cpu() takes the segment path, a thread
+ *   created afterwards inherits %fs, and with %fs held by another
+ *   selector pda_cpu() falls back and is still right.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include "lib/cpu_methods.h"
+#include "lib/pda_test.h"
+#include "lib/vdso.h"
+
+/* Reads per CPU visit, and rounds (forwards, backwards, ...). */
+#define READS		200
+#define ROUNDS		4
+/* __USER_DS of the i386 kernel: a selector %fs may legitimately hold. */
+#define USER_DS		0x7b
+
+/* lar's access-rights bits (bits 8-23 of the result). */
+#define AR_ACCESSED	(1U << 8)
+#define AR_WRITABLE	(1U << 9)
+#define AR_EXPDOWN	(1U << 10)
+#define AR_CODE		(1U << 11)
+#define AR_S		(1U << 12)
+#define AR_DPL_SHIFT	13
+#define AR_PRESENT	(1U << 15)
+#define AR_AVL		(1U << 20)
+#define AR_L		(1U << 21)
+#define AR_DB		(1U << 22)
+#define AR_G		(1U << 23)
+
+/* The ELF layouts pda.h carries for its vDSO lookup match <elf.h>. */
+_Static_assert(sizeof(struct pda_elf_ehdr) == sizeof(Elf32_Ehdr), "ehdr");
+_Static_assert(offsetof(struct pda_elf_ehdr, e_phnum) ==
+	       offsetof(Elf32_Ehdr, e_phnum), "e_phnum");
+_Static_assert(offsetof(struct pda_elf_ehdr, e_phoff) ==
+	       offsetof(Elf32_Ehdr, e_phoff), "e_phoff");
+_Static_assert(sizeof(struct pda_elf_phdr) == sizeof(Elf32_Phdr), "phdr");
+_Static_assert(offsetof(struct pda_elf_phdr, p_vaddr) ==
+	       offsetof(Elf32_Phdr, p_vaddr), "p_vaddr");
+_Static_assert(sizeof(struct pda_elf_sym) == sizeof(Elf32_Sym), "sym");
+_Static_assert(offsetof(struct pda_elf_sym, st_shndx) ==
+	       offsetof(Elf32_Sym, st_shndx), "st_shndx");
+_Static_assert(offsetof(struct pda_elf_sym, st_value) ==
+	       offsetof(Elf32_Sym, st_value), "st_value");
+_Static_assert(sizeof(struct pda_elf_dyn) == sizeof(Elf32_Dyn), "dyn");
+_Static_assert(sizeof(struct pda_slot) == PDA_USER_SLOT_SIZE, "slot size");
+_Static_assert(_Alignof(struct pda_slot) == PDA_USER_SLOT_SIZE, "slot align");
+_Static_assert(PDA_USER_SELECTOR == 0xeb, "selector");
+
+static int read_fs(void)
+{
+	return pda_read_fs();
+}
+
+static void load_fs(unsigned int sel)
+{
+	asm volatile("movl %0, %%fs" : : "r" (sel) : "memory");
+}
+
+TEST(hwcap2)
+{
+	unsigned long hwcap2 = getauxval(AT_HWCAP2);
+
+	TH_LOG("AT_HWCAP2 = %#lx", hwcap2);
+	ASSERT_TRUE(hwcap2 & HWCAP2_PDA_USER_SEG);
+	ASSERT_TRUE(pda_available());
+}
+
+TEST(descriptor)
+{
+	unsigned int ar, limit, type;
+
+	ASSERT_TRUE(pda_verr(PDA_USER_SELECTOR));
+	ASSERT_TRUE(pda_verw(PDA_USER_SELECTOR));
+	ASSERT_EQ(0, pda_lar(PDA_USER_SELECTOR, &ar));
+	TH_LOG("lar %#x = %#x", PDA_USER_SELECTOR, ar);
+	type = ar & 0x00f0ff00;
+	EXPECT_TRUE(type & AR_PRESENT);
+	EXPECT_EQ(3, (type >> AR_DPL_SHIFT) & 3);
+	EXPECT_TRUE(type & AR_S);		/* code/data, not system */
+	EXPECT_FALSE(type & AR_CODE);		/* data */
+	EXPECT_FALSE(type & AR_EXPDOWN);	/* expand-up */
+	EXPECT_TRUE(type & AR_WRITABLE);
+	EXPECT_TRUE(type & AR_DB);		/* 32-bit */
+	EXPECT_FALSE(type & AR_L);
+	EXPECT_TRUE(type & AR_G);		/* page-granular limit */
+	EXPECT_FALSE(type & AR_AVL);
+	EXPECT_EQ(PDA_LAR_EXPECT, type & PDA_LAR_MASK);
+	ASSERT_EQ(0, pda_lsl(PDA_USER_SELECTOR, &limit));
+	EXPECT_EQ(0xffffffffU, limit);
+	/* The neighbours: CPUNODE (28) is still there, 30 is not ours. */
+	EXPECT_EQ(0, pda_lsl(0xe3, &limit));
+	EXPECT_FALSE(pda_verr(0xf3));
+}
+
+TEST(pinned_each_cpu)
+{
+	int cpus[CPU_SETSIZE], n, round, i, r, bad = 0, checks = 0;
+	int vdso_ok;
+	cpu_set_t saved;
+
+	n = pda_test_online(cpus, CPU_SETSIZE);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(saved), &saved));
+	ASSERT_EQ(0, pda_init_thread());
+	ASSERT_EQ(PDA_USER_SELECTOR, read_fs());
+	vdso_ok = vdso_getcpu() >= 0;
+	EXPECT_TRUE(vdso_ok);
+
+	/* Word 1 of each slot says which slot it is, shifted: base check. */
+	for (i = 0; i < PDA_MAX_CPUS; i++)
+		pda_cpu_table[i].s32[1] = 0x5a000000 | i;
+
+	for (round = 0; round < ROUNDS; round++) {
+		for (i = 0; i < n; i++) {
+			int cpu = cpus[round & 1 ? n - 1 - i : i];
+
+			ASSERT_EQ(0, pda_test_pin(cpu));
+			for (r = 0; r < READS; r++) {
+				int seg = pda_cpu_raw();
+				int w1 = pda_read32_raw(&pda_cpu_table[0].u32[1]);
+				int sched = sched_getcpu();
+				int lsl = pda_test_cpunode();
+				int sys = getcpu_syscall();
+				int rs = rseq_cpu_id();
+				int vd = vdso_ok ? vdso_getcpu() : cpu;
+				int lib = pda_cpu();
+
+				checks++;
+				if (seg == cpu && sched == cpu && lsl == cpu &&
+				    sys == cpu && rs == cpu && vd == cpu &&
+				    lib == cpu && w1 == (0x5a000000 | cpu))
+					continue;
+				if (bad++ < 10)
+					TH_LOG("pinned to %d: segment %d word1 %#x sched_getcpu %d lsl %d getcpu %d rseq %d vdso %d pda_cpu %d",
+					       cpu, seg, w1, sched, lsl, sys, rs,
+					       vd, lib);
+			}
+			/* The selector survived the migration and syscalls. */
+			EXPECT_EQ(PDA_USER_SELECTOR, read_fs());
+		}
+	}
+	sched_setaffinity(0, sizeof(saved), &saved);
+	TH_LOG("%d CPUs x %d rounds: %d checks, %d mismatches", n, ROUNDS,
+	       checks, bad);
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(PDA_METHOD_SEGMENT, pda_cpu_method());
+}
+
+static void *child_fs(void *arg)
+{
+	int *out = arg;
+
+	out[0] = read_fs();
+	out[1] = out[0] == PDA_USER_SELECTOR ? pda_cpu_raw() : -1;
+	out[2] = sched_getcpu();
+	return NULL;
+}
+
+/* clone() copies the registers: a thread started afterwards has %fs. */
+TEST(thread_inherits_fs)
+{
+	pthread_t t;
+	int out[3];
+
+	ASSERT_EQ(0, pda_init_thread());
+	ASSERT_EQ(0, pthread_create(&t, NULL, child_fs, out));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(PDA_USER_SELECTOR, out[0]);
+	/* Unpinned: it may have moved between the two reads, rarely. */
+	if (out[1] != out[2])
+		TH_LOG("thread read %d, sched_getcpu %d (migrated?)",
+		       out[1], out[2]);
+}
+
+/*
+ * %fs held by another selector (someone else's): pda_init_thread()
+ * refuses with EBUSY, and pda_cpu() falls back, still right when pinned.
+ */
+TEST(fallback_when_fs_busy)
+{
+	int cpus[CPU_SETSIZE], n, i, r, bad = 0, method, gcc;
+	int32_t *cache = NULL;
+
+	n = pda_test_online(cpus, CPU_SETSIZE);
+	ASSERT_LT(0, n);
+	load_fs(USER_DS);
+	ASSERT_EQ(USER_DS, read_fs());
+	errno = 0;
+	ASSERT_EQ(-1, pda_init_thread());
+	ASSERT_EQ(EBUSY, errno);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, pda_test_pin(cpus[i]));
+		for (r = 0; r < 20; r++) {
+			int got = pda_cpu();
+
+			if (got != cpus[i] && bad++ < 10)
+				TH_LOG("pinned to %d: pda_cpu %d (%s)", cpus[i],
+				       got, pda_cpu_method_name(pda_cpu_method()));
+		}
+	}
+	method = pda_cpu_method();
+	/* getcpu_cache(2) may not be in this kernel yet: rseq is next. */
+	gcc = pda_getcpu_cache(PDA_GETCPU_CACHE_GET, &cache, 0);
+	TH_LOG("fallback method: %s (getcpu_cache GET: %s)",
+	       pda_cpu_method_name(method), gcc ? strerror(errno) : "ok");
+	EXPECT_TRUE(method == PDA_METHOD_GETCPU_CACHE ||
+		    method == PDA_METHOD_RSEQ);
+	EXPECT_EQ(USER_DS, read_fs());	/* the library left it alone */
+	EXPECT_EQ(0, bad);
+	pda_test_unpin();
+}
+
+/* Each fallback of pda.h on its own, pinned to each CPU. */
+TEST(fallbacks_each)
+{
+	int cpus[CPU_SETSIZE], n, i, bad = 0;
+
+	n = pda_test_online(cpus, CPU_SETSIZE);
+	ASSERT_LT(0, n);
+	ASSERT_NE(0, (uintptr_t)pda_vdso_sym("__vdso_getcpu"));
+	EXPECT_EQ((uintptr_t)vdso_getcpu_lookup(),
+		  (uintptr_t)pda_vdso_sym("__vdso_getcpu"));
+	for (i = 0; i < n; i++) {
+		int c = cpus[i], rs, vd, sys;
+
+		ASSERT_EQ(0, pda_test_pin(c));
+		rs = pda_rseq_cpu();
+		vd = pda_vdso_cpu();
+		sys = pda_getcpu_syscall();
+		if ((rs != c || vd != c || sys != c) && bad++ < 10)
+			TH_LOG("pinned to %d: rseq %d vdso %d getcpu %d", c,
+			       rs, vd, sys);
+	}
+	EXPECT_EQ(0, bad);
+	pda_test_unpin();
+}
+
+TEST_HARNESS_MAIN

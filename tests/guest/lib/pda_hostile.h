@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared code for x86_pda_lifecycle.c and x86_pda_hostile.c: the PDA user
+ * segment (selector 0xeb, base = cpu << 6) driven with inline asm only,
+ * next to an ordinary set_thread_area() TLS descriptor for comparison.
+ *
+ * - Segment registers: ph_get_seg()/ph_set_seg() on any of cs ds es fs gs
+ *   ss; ph_fs_read() reads ph_table through %fs (slot <cpu> holds <cpu>).
+ * - TLS: ph_tls_set() installs a flat DPL-3 data descriptor with a chosen
+ *   base in GDT entry PH_TLS_ENTRY (selector PH_TLS_SEL).
+ * - Children: ph_run() forks a child that runs one case with a handler
+ *   for every fault signal; the handler writes what the kernel reported
+ *   (siginfo and the ucontext registers) to shared memory and exits.
+ * - The world outside: ph_klog_*() scans /dev/kmsg for splats since the
+ *   last scan; ph_bystander_*() runs another process that keeps its own
+ *   %fs (a TLS selector), %gs (glibc's), flat %ss/%ds/%es and, in a
+ *   second thread, the PDA selector, and checks them in a loop.
+ * - Bochs (pda.bochs on the command line) is two orders of magnitude
+ *   slower than QEMU: ph_scale() shrinks iteration counts there.
+ *
+ * Nothing here depends on tools/lib/pda/pda.h.
+ */
+#ifndef PDA_TESTS_PDA_HOSTILE_H
+#define PDA_TESTS_PDA_HOSTILE_H
+
+#include <asm/ldt.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "cpulist.h"
+
+/* The ABI header of the kernel side (repository root). */
+#include "../../../arch/x86/include/uapi/asm/pda.h"
+
+#if !defined(__i386__)
+#error "x86-32 only"
+#endif
+
+#define PH_SEL		PDA_USER_SELECTOR		/* 0xeb */
+#define PH_HWCAP2	(1u << 2)			/* HWCAP2_PDA_USER_SEG */
+#define PH_USER_CS	0x73				/* __USER_CS */
+#define PH_USER_DS	0x7b				/* __USER_DS */
+#define PH_TLS_ENTRY	8				/* glibc has 6 */
+#define PH_TLS_SEL	(PH_TLS_ENTRY * 8 + 3)		/* 0x43 */
+#define PH_KERNEL_HALF	0xc0000000u			/* VMSPLIT_3G */
+#define PH_MAX_CPUS	64
+#define PH_SLOT_INTS	(PDA_USER_SLOT_SIZE / 4)
+
+_Static_assert(PH_SEL == 0xeb, "PDA selector");
+_Static_assert(PDA_USER_SLOT_SIZE == 1 << PDA_USER_SHIFT, "slot size");
+
+/* Slot <cpu> of this table holds <cpu>: "%fs:ph_table" is the CPU. */
+static int ph_table[PH_MAX_CPUS * PH_SLOT_INTS] __attribute__((aligned(64)));
+
+#define ph_get_seg(seg) ({						\
+	unsigned short __v;						\
+	asm volatile("movw %%" #seg ", %0" : "=rm" (__v));		\
+	(unsigned int)__v; })
+
+#define ph_set_seg(seg, v)						\
+	asm volatile("movw %w0, %%" #seg : : "r" ((unsigned int)(v)) : "memory")
+
+/* The CPU as seen through %fs; with a TLS base of B it is slot B / 64. */
+static inline int ph_fs_read(void)
+{
+	int v;
+
+	asm volatile("movl %%fs:(%1), %0" : "=r" (v) : "r" (ph_table) : "memory");
+	return v;
+}
+
+static inline uint32_t ph_fs_load32(uint32_t off)
+{
+	uint32_t v;
+
+	asm volatile("movl %%fs:(%1), %0" : "=r" (v) : "r" (off) : "memory");
+	return v;
+}
+
+/* Raw int $0x80 system calls: no libc, no %gs, no stack beyond ours. */
+static inline long ph_int80(long nr, long a, long b, long c)
+{
+	long ret;
+
+	asm volatile("int $0x80" : "=a" (ret)
+		     : "0" (nr), "b" (a), "c" (b), "d" (c) : "memory");
+	return ret;
+}
+
+/* The same through the vDSO's __kernel_vsyscall (SYSENTER when it can). */
+static inline long ph_vsys(long nr, long a, long b, long c)
+{
+	unsigned long entry = getauxval(AT_SYSINFO);
+	long ret;
+
+	if (!entry)
+		return ph_int80(nr, a, b, c);
+	asm volatile("call *%%esi" : "=a" (ret)
+		     : "0" (nr), "b" (a), "c" (b), "d" (c), "S" (entry)
+		     : "memory");
+	return ret;
+}
+
+static inline __attribute__((noreturn)) void ph_raw_exit(int code)
+{
+	for (;;)
+		ph_int80(SYS_exit_group, code, 0, 0);
+}
+
+static inline int ph_have_pda(void)
+{
+	return !!(getauxval(AT_HWCAP2) & PH_HWCAP2);
+}
+
+/* pda.bochs on the kernel command line: the slow, exact emulator. */
+static inline int ph_bochs(void)
+{
+	static int cached = -1;
+	char buf[4096], *tok, *save;
+	ssize_t n;
+	int fd;
+
+	if (cached >= 0)
+		return cached;
+	cached = 0;
+	fd = open("/proc/cmdline", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		if (!strcmp(tok, "pda.bochs"))
+			cached = 1;
+	return cached;
+}
+
+static inline long ph_scale(long n)
+{
+	if (ph_bochs())
+		n /= 20;
+	return n > 0 ? n : 1;
+}
+
+static inline double ph_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --------------------------------------------------------------- CPUs */
+
+struct ph_cpus {
+	int n;
+	int id[PH_MAX_CPUS];
+};
+
+static inline int ph_cpus_online(struct ph_cpus *c)
+{
+	cpu_set_t set;
+	int i;
+
+	c->n = 0;
+	if (cpulist_read("/sys/devices/system/cpu/online", &set))
+		return -1;
+	for (i = 0; i < PH_MAX_CPUS; i++)
+		if (CPU_ISSET(i, &set))
+			c->id[c->n++] = i;
+	return c->n ? 0 : -1;
+}
+
+static inline int ph_pin(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	return sched_setaffinity(0, sizeof(s), &s);
+}
+
+static inline int ph_unpin(const struct ph_cpus *c)
+{
+	cpu_set_t s;
+	int i;
+
+	CPU_ZERO(&s);
+	for (i = 0; i < c->n; i++)
+		CPU_SET(c->id[i], &s);
+	return sched_setaffinity(0, sizeof(s), &s);
+}
+
+/* ---------------------------------------------------------------- TLS */
+
+/*
+ * A flat, page-granular, 32-bit, writable, DPL-3 data segment with the
+ * given base in TLS entry @entry: as close to the PDA descriptor as
+ * set_thread_area() allows.  Returns the selector or -1.
+ */
+static inline int ph_tls_set(int entry, uint32_t base)
+{
+	struct user_desc d = {
+		.entry_number	= entry,
+		.base_addr	= base,
+		.limit		= 0xfffff,
+		.seg_32bit	= 1,
+		.contents	= 0,
+		.read_exec_only	= 0,
+		.limit_in_pages	= 1,
+		.seg_not_present = 0,
+		.useable	= 1,
+	};
+
+	if (syscall(SYS_set_thread_area, &d))
+		return -1;
+	return d.entry_number * 8 + 3;
+}
+
+/* ---------------------------------------------------------- setup */
+
+static unsigned int ph_glibc_gs;
+
+struct ph_result {
+	volatile int done;		/* the case ran to its end */
+	volatile int signo, code;	/* fatal signal caught, or 0 */
+	uint32_t addr, trapno, err, ip;
+	uint32_t cs, ss, ds, es, fs, gs;	/* from the ucontext */
+	int status;			/* wait status, or -1 on timeout */
+	volatile int32_t v[32];		/* case-specific */
+};
+
+/* Shared with the ph_run() child; set up by ph_init(). */
+static struct ph_result *ph_res;
+
+static inline int ph_init(void)
+{
+	int i;
+
+	for (i = 0; i < PH_MAX_CPUS; i++)
+		ph_table[i * PH_SLOT_INTS] = i;
+	ph_glibc_gs = ph_get_seg(gs);
+	if (!ph_res) {
+		ph_res = mmap(NULL, sizeof(*ph_res), PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (ph_res == MAP_FAILED) {
+			ph_res = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- child cases */
+
+#define PH_EXIT_SIGNALLED	99
+
+static char ph_altstack[65536] __attribute__((aligned(16)));
+
+/*
+ * A fault in a case: record what the kernel says and leave.  %gs may be
+ * anything here (the kernel does not touch it on signal delivery), so
+ * restore glibc's before anything could use TLS, and exit with a raw
+ * system call.
+ */
+static void __attribute__((no_stack_protector, used))
+ph_fatal(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *g = uc->uc_mcontext.gregs;
+
+	ph_set_seg(gs, ph_glibc_gs);
+	ph_res->signo = sig;
+	ph_res->code = si->si_code;
+	ph_res->addr = (uint32_t)(uintptr_t)si->si_addr;
+	ph_res->trapno = g[REG_TRAPNO];
+	ph_res->err = g[REG_ERR];
+	ph_res->ip = g[REG_EIP];
+	ph_res->cs = g[REG_CS] & 0xffff;
+	ph_res->ss = g[REG_SS] & 0xffff;
+	ph_res->ds = g[REG_DS] & 0xffff;
+	ph_res->es = g[REG_ES] & 0xffff;
+	ph_res->fs = g[REG_FS] & 0xffff;
+	ph_res->gs = g[REG_GS] & 0xffff;
+	ph_raw_exit(PH_EXIT_SIGNALLED);
+}
+
+static inline void ph_catch_faults(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGILL, SIGBUS, SIGFPE, SIGTRAP };
+	struct sigaction sa;
+	stack_t ss = {
+		.ss_sp = ph_altstack,
+		.ss_size = sizeof(ph_altstack),
+	};
+	size_t i;
+
+	sigaltstack(&ss, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = ph_fatal;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+/* waitpid() with a deadline; kills the child (by pid) when it passes. */
+static inline int ph_wait(pid_t pid, int *status, double seconds)
+{
+	double end = ph_now() + seconds;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(pid, status, WNOHANG | __WALL);
+		if (r == pid)
+			return 0;
+		if (r < 0)
+			return -1;
+		if (ph_now() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, status, __WALL);
+			return -1;
+		}
+		usleep(2000);
+	}
+}
+
+/*
+ * Run fn(arg) in a forked child with every fault caught.  *out gets the
+ * child's record; out->status its wait status (-1 if it had to be
+ * killed after @seconds).
+ */
+static inline void ph_run(void (*fn)(void *), void *arg, double seconds,
+			  struct ph_result *out)
+{
+	int status = 0;
+	pid_t pid;
+
+	memset(ph_res, 0, sizeof(*ph_res));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		ph_catch_faults();
+		fn(arg);
+		ph_set_seg(gs, ph_glibc_gs);
+		ph_res->done = 1;
+		ph_raw_exit(0);
+	}
+	if (pid < 0 || ph_wait(pid, &status, seconds))
+		status = -1;
+	*out = *ph_res;
+	out->status = status;
+}
+
+static inline const char *ph_describe(const struct ph_result *r, char *buf,
+				      size_t len)
+{
+	if (r->status == -1)
+		snprintf(buf, len, "timed out");
+	else if (r->signo)
+		snprintf(buf, len,
+			 "signal %d code %d addr %#x trapno %u err %#x ip %#x "
+			 "cs %#x ss %#x ds %#x es %#x fs %#x gs %#x",
+			 r->signo, r->code, r->addr, r->trapno, r->err, r->ip,
+			 r->cs, r->ss, r->ds, r->es, r->fs, r->gs);
+	else if (WIFSIGNALED(r->status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(r->status));
+	else
+		snprintf(buf, len, "exit %d, done %d",
+			 WEXITSTATUS(r->status), r->done);
+	return buf;
+}
+
+/* --------------------------------------------------------- kernel log */
+
+/* The same list as tests/init/init.c: what a clean kernel never prints. */
+static const struct {
+	const char *pattern;
+	const char *unless;
+} ph_splats[] = {
+	{ "BUG:" }, { "kernel BUG at" }, { "WARNING:" }, { "Oops" },
+	{ "Call Trace" }, { "Call trace:" }, { "Kernel panic" },
+	{ "Internal error:" }, { "Unable to handle kernel" },
+	{ "general protection fault", "traps:" }, { "double fault" },
+	{ "stack-protector" }, { "UBSAN:" }, { "KASAN:" }, { "KFENCE:" },
+	{ "INFO: lockdep" }, { "possible recursive locking" },
+	{ "possible circular locking" }, { "inconsistent lock state" },
+	{ "possible irq lock inversion" }, { "suspicious RCU usage" },
+	{ "detected stall" }, { "blocked for more than" }, { "soft lockup" },
+	{ "hard LOCKUP" }, { "list_add corruption" },
+	{ "list_del corruption" }, { "refcount_t:" },
+};
+
+static inline int ph_is_splat(const char *line)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(ph_splats) / sizeof(ph_splats[0]); i++) {
+		if (!strstr(line, ph_splats[i].pattern))
+			continue;
+		if (ph_splats[i].unless && strstr(line, ph_splats[i].unless))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+/* /dev/kmsg positioned at its end: later scans see only new records. */
+static inline int ph_klog_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+/*
+ * Splat lines logged since the last scan; the first one is copied to
+ * @first.  -1 if the log cannot be read.
+ */
+static inline int ph_klog_scan(int fd, char *first, size_t len)
+{
+	char rec[8192];
+	int found = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	if (len)
+		first[0] = '\0';
+	for (;;) {
+		char *text;
+
+		r = read(fd, rec, sizeof(rec) - 1);
+		if (r < 0 && errno == EPIPE)
+			continue;
+		if (r <= 0)
+			break;
+		rec[r] = '\0';
+		text = strchr(rec, ';');
+		text = text ? text + 1 : rec;
+		text[strcspn(text, "\n")] = '\0';
+		if (!ph_is_splat(text))
+			continue;
+		if (!found++ && len)
+			snprintf(first, len, "%s", text);
+	}
+	return found;
+}
+
+/* ---------------------------------------------------------- bystander */
+
+/*
+ * Another process, minding its own business while a case runs: its main
+ * thread holds a TLS selector in %fs (base: its marker), glibc's %gs, and
+ * flat %ss/%ds/%es; its second thread holds the PDA selector and re-pins
+ * itself round the CPUs, checking the CPU it reads.  On each request byte
+ * it checks once more and answers with a report.
+ */
+#define PH_BY_MAGIC	0x5ca1ab1eu
+
+struct ph_by_report {
+	uint32_t checks;	/* total so far, both threads */
+	uint32_t errors;
+	uint32_t what, got, want;	/* the first error */
+};
+
+struct ph_bystander {
+	pid_t pid;
+	int req, resp;		/* our ends */
+	uint32_t last_checks;
+};
+
+static struct {
+	uint32_t marker[2];
+	volatile uint32_t checks, errors, what, got, want;
+	unsigned int fs_sel, gs_sel, gs0;
+	struct ph_cpus cpus;
+} ph_by;
+
+static inline void ph_by_fail(uint32_t what, uint32_t got, uint32_t want)
+{
+	if (__sync_fetch_and_add(&ph_by.errors, 1) == 0) {
+		ph_by.what = what;
+		ph_by.got = got;
+		ph_by.want = want;
+	}
+}
+
+#define PH_BY_CHECK(what, got, want) do {				\
+	uint32_t __g = (got), __w = (want);				\
+	if (__g != __w)							\
+		ph_by_fail(what, __g, __w);				\
+} while (0)
+
+static inline void ph_by_check_main(void)
+{
+	uint32_t gs0;
+
+	PH_BY_CHECK(1, ph_get_seg(fs), ph_by.fs_sel);
+	PH_BY_CHECK(2, ph_fs_load32(0), ph_by.marker[0]);
+	PH_BY_CHECK(3, ph_fs_load32(4), ph_by.marker[1]);
+	PH_BY_CHECK(4, ph_get_seg(gs), ph_by.gs_sel);
+	asm volatile("movl %%gs:0, %0" : "=r" (gs0));
+	PH_BY_CHECK(5, gs0, ph_by.gs0);
+	PH_BY_CHECK(6, ph_get_seg(ss), PH_USER_DS);
+	PH_BY_CHECK(7, ph_get_seg(ds), PH_USER_DS);
+	PH_BY_CHECK(8, ph_get_seg(es), PH_USER_DS);
+	PH_BY_CHECK(9, ph_get_seg(cs), PH_USER_CS);
+	__sync_fetch_and_add(&ph_by.checks, 1);
+}
+
+static void *ph_by_pda_thread(void *unused)
+{
+	unsigned int k = 0;
+	int i;
+
+	(void)unused;
+	ph_set_seg(fs, PH_SEL);
+	for (;; k++) {
+		int cpu = ph_by.cpus.id[k % ph_by.cpus.n];
+
+		if (ph_pin(cpu))
+			ph_by_fail(20, errno, 0);
+		for (i = 0; i < 20; i++) {
+			PH_BY_CHECK(21, ph_get_seg(fs), PH_SEL);
+			PH_BY_CHECK(22, ph_fs_read(), cpu);
+			PH_BY_CHECK(23, sched_getcpu(), cpu);
+			PH_BY_CHECK(24, ph_get_seg(ss), PH_USER_DS);
+			__sync_fetch_and_add(&ph_by.checks, 1);
+			if (i % 4 == 0)
+				sched_yield();
+		}
+	}
+	return NULL;
+}
+
+static __attribute__((noreturn)) void ph_by_main(int req, int resp)
+{
+	struct pollfd p = { .fd = req, .events = POLLIN };
+	pthread_t t;
+	unsigned int k;
+	int sel;
+
+	ph_by.marker[0] = PH_BY_MAGIC;
+	ph_by.marker[1] = (uint32_t)getpid();
+	ph_by.gs_sel = ph_get_seg(gs);
+	asm volatile("movl %%gs:0, %0" : "=r" (ph_by.gs0));
+	if (ph_cpus_online(&ph_by.cpus))
+		_exit(2);
+	sel = ph_tls_set(-1, (uint32_t)(uintptr_t)ph_by.marker);
+	if (sel < 0)
+		_exit(3);
+	ph_by.fs_sel = sel;
+	ph_set_seg(fs, sel);
+	if (pthread_create(&t, NULL, ph_by_pda_thread, NULL))
+		_exit(4);
+	for (k = 0;; k++) {
+		ph_by_check_main();
+		if (k % 8 == 0)
+			sched_yield();
+		if (k % 16 == 0 && poll(&p, 1, 0) == 1) {
+			struct ph_by_report rep;
+			char c;
+
+			if (read(req, &c, 1) != 1 || c == 'q')
+				_exit(0);
+			ph_by_check_main();
+			rep.checks = ph_by.checks;
+			rep.errors = ph_by.errors;
+			rep.what = ph_by.what;
+			rep.got = ph_by.got;
+			rep.want = ph_by.want;
+			if (write(resp, &rep, sizeof(rep)) != sizeof(rep))
+				_exit(5);
+		}
+	}
+}
+
+static inline int ph_bystander_start(struct ph_bystander *b)
+{
+	int req[2], resp[2];
+
+	if (pipe(req) || pipe(resp))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	b->pid = fork();
+	if (b->pid < 0)
+		return -1;
+	if (b->pid == 0) {
+		close(req[1]);
+		close(resp[0]);
+		ph_by_main(req[0], resp[1]);
+	}
+	close(req[0]);
+	close(resp[1]);
+	b->req = req[1];
+	b->resp = resp[0];
+	b->last_checks = 0;
+	return 0;
+}
+
+/*
+ * Ask the bystander how it is.  0 if it answered, had no errors and has
+ * made progress since the last query; otherwise -1 with @why filled in.
+ */
+static inline int ph_bystander_query(struct ph_bystander *b, char *why,
+				     size_t len)
+{
+	struct pollfd p = { .fd = b->resp, .events = POLLIN };
+	struct ph_by_report rep;
+	int status;
+
+	if (write(b->req, "?", 1) != 1) {
+		snprintf(why, len, "bystander gone: %s", strerror(errno));
+		return -1;
+	}
+	if (poll(&p, 1, 60000) != 1 ||
+	    read(b->resp, &rep, sizeof(rep)) != sizeof(rep)) {
+		if (waitpid(b->pid, &status, WNOHANG) == b->pid)
+			snprintf(why, len, "bystander died: status %#x",
+				 status);
+		else
+			snprintf(why, len, "bystander does not answer");
+		return -1;
+	}
+	if (rep.errors) {
+		snprintf(why, len,
+			 "bystander saw %u error(s); first: check %u got %#x want %#x",
+			 rep.errors, rep.what, rep.got, rep.want);
+		return -1;
+	}
+	if (rep.checks <= b->last_checks) {
+		snprintf(why, len, "bystander made no progress (%u checks)",
+			 rep.checks);
+		return -1;
+	}
+	b->last_checks = rep.checks;
+	return 0;
+}
+
+static inline void ph_bystander_stop(struct ph_bystander *b)
+{
+	int status;
+
+	if (b->pid <= 0)
+		return;
+	if (write(b->req, "q", 1) != 1 || ph_wait(b->pid, &status, 10))
+		kill(b->pid, SIGKILL);
+	waitpid(b->pid, &status, 0);
+	close(b->req);
+	close(b->resp);
+	b->pid = 0;
+}
+
+#endif /* PDA_TESTS_PDA_HOSTILE_H */

@@ -6,6 +6,8 @@
  * hypervisor CPUID leaf ("TCGTCGTCGTCG"); Bochs has no such leaf, so we
  * look for its names in the CPU brand string, /proc/cpuinfo and DMI, and
  * accept "pda.emul" on the kernel command line from a harness that knows.
+ * ARM has no CPUID: QEMU's "virt" board says "linux,dummy-virt" in the
+ * device tree, and on this project's x86 hosts an ARM guest is TCG.
  * "pda.icount" on the command line means qemu -icount shift=0, where
  * guest time counts instructions and is deterministic.
  */
@@ -166,7 +168,7 @@ static int mentions(const char *s, const char *word)
 
 void sb_sysinfo(struct sb_machine *m)
 {
-	char hv[16], buf[256] = "", dmi[128] = "", model[128] = "";
+	char hv[16], buf[256] = "", dmi[128] = "", model[128] = "", dt[128] = "";
 	struct utsname u;
 	int cpus[SB_MAX_CPUS];
 	time_t now = time(NULL);
@@ -191,6 +193,9 @@ void sb_sysinfo(struct sb_machine *m)
 	}
 
 	cpuinfo("model name", model, sizeof(model));
+	/* ARM: the QEMU "virt" board names itself in the device tree. */
+	if (read_file("/sys/firmware/devicetree/base/compatible", dt, sizeof(dt)))
+		read_file("/proc/device-tree/compatible", dt, sizeof(dt));
 	read_file("/sys/class/dmi/id/sys_vendor", dmi, sizeof(dmi));
 	read_file("/sys/class/dmi/id/bios_vendor", buf, sizeof(buf));
 	strncat(dmi, buf, sizeof(dmi) - strlen(dmi) - 1);
@@ -203,6 +208,15 @@ void sb_sysinfo(struct sb_machine *m)
 		   mentions(dmi, "bochs")) {
 		m->mode = MODE_EMULATED;
 		snprintf(m->virt, sizeof(m->virt), "Bochs (emulated)");
+	} else if (!hv[0] && (mentions(m->cpu_model, "qemu") ||
+				mentions(model, "qemu"))) {
+		/* QEMU's own CPU models without KVM's hypervisor leaf. */
+		m->mode = MODE_EMULATED;
+		snprintf(m->virt, sizeof(m->virt), "QEMU (emulated CPU model)");
+	} else if (!strcmp(dt, "linux,dummy-virt")) {
+		/* This project's ARM guests run under TCG on an x86 host. */
+		m->mode = MODE_EMULATED;
+		snprintf(m->virt, sizeof(m->virt), "QEMU virt board (TCG)");
 	} else if (sb_cmdline_has("pda.emul")) {
 		m->mode = MODE_EMULATED;
 		snprintf(m->virt, sizeof(m->virt), "emulated (pda.emul)");

@@ -463,8 +463,12 @@ static inline int ph_klog_scan(int fd, char *first, size_t len)
 		text[strcspn(text, "\n")] = '\0';
 		if (!ph_is_splat(text))
 			continue;
-		if (!found++ && len)
-			snprintf(first, len, "%s", text);
+		if (!found++ && len) {
+			size_t n = strnlen(text, len - 1);
+
+			memcpy(first, text, n);
+			first[n] = '\0';
+		}
 	}
 	return found;
 }

@@ -1,0 +1,1119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hostile use of the PDA selector (0xeb): it must grant nothing that a
+ * set_thread_area() DPL-3 TLS data descriptor does not.  Every case runs in
+ * a forked child, once through the PDA selector and once through a TLS
+ * selector (GDT entry 8, 0x43), and the test asserts both the concrete
+ * outcome and that the two agree.  After each case a bystander process
+ * (lib/pda_hostile.h) must still hold its own %fs/%gs/%ss/%ds/%es and read
+ * its own CPU through 0xeb, and the kernel log must have no splat.
+ *
+ * - far_transfer: ljmp/lcall (immediate and indirect), lret and iret to
+ *   CS = 0xeb raise #GP(0xe8): SIGSEGV, SI_KERNEL, trapno 13; a sigreturn
+ *   or a ptrace POKEUSER that puts it in CS makes the kernel's IRET fault:
+ *   SIGILL, ILL_BADSTK.
+ * - kernel_half: writes and reads through %fs at the kernel half (and at
+ *   the 4 GiB wrap-around of base + offset) fault like any user access:
+ *   SIGSEGV, SEGV_MAPERR, at the same linear address for both.
+ * - stack_segment: 0xeb in %ss while making int $0x80 and vDSO system
+ *   calls, taking synchronous, asynchronous and "legacy stack" signals,
+ *   yielding, spinning and re-pinning to every CPU (so the SS base moves
+ *   under the program).  The code runs in asm on a private stack and
+ *   puts __USER_DS back before it touches the C stack again.
+ * - rpl_mov, rpl_sigreturn, rpl_ptrace: the RPL 0, 1 and 2 forms (0xe8,
+ *   0xe9, 0xea) against 0x40..0x42.  mov loads them into %ds/%es/%fs/%gs
+ *   (and they read like 0xeb) but not %ss; sigreturn turns them into RPL 3;
+ *   ptrace refuses them with EIO.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/time.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include "lib/pda_hostile.h"
+
+#define SI_KERNEL_CODE	0x80
+#define TRAP_GP		13
+#define TRAP_PF		14
+#define TRAP_IRET	32	/* X86_TRAP_IRET: the kernel's IRET faulted */
+
+/* The RPL @r form of the PDA or TLS selector. */
+#define PDA_RPL(r)	((PH_SEL & ~3) | (r))
+#define TLS_RPL(r)	((PH_TLS_SEL & ~3) | (r))
+
+static const char *const kind_name[] = { "PDA", "TLS" };
+
+FIXTURE(hostile) {
+	struct ph_cpus cpus;
+	struct ph_bystander by;
+	int klog;
+	int last;
+	int sysenter;	/* __kernel_vsyscall enters with SYSENTER */
+};
+
+/* Does the vDSO's __kernel_vsyscall use SYSENTER (0f 34)? */
+static int vdso_uses_sysenter(void)
+{
+	const unsigned char *p = (const void *)getauxval(AT_SYSINFO);
+	int i;
+
+	if (!p)
+		return 0;
+	for (i = 0; i < 32; i++)
+		if (p[i] == 0x0f && p[i + 1] == 0x34)
+			return 1;
+	return 0;
+}
+
+FIXTURE_SETUP(hostile)
+{
+	if (!ph_have_pda())
+		SKIP(return, "no HWCAP2_PDA_USER_SEG: kernel without the PDA segment");
+	ASSERT_EQ(0, ph_init());
+	ASSERT_EQ(0, ph_cpus_online(&self->cpus));
+	self->last = self->cpus.id[self->cpus.n - 1];
+	self->sysenter = vdso_uses_sysenter();
+	self->klog = ph_klog_open();
+	if (self->klog < 0)
+		TH_LOG("cannot open /dev/kmsg (%s): kernel log not checked",
+		       strerror(errno));
+	ASSERT_EQ(0, ph_bystander_start(&self->by));
+	TH_LOG("%d CPU(s)%s, vDSO %s", self->cpus.n,
+	       ph_bochs() ? ", Bochs" : "",
+	       self->sysenter ? "SYSENTER" : "int $0x80");
+}
+
+FIXTURE_TEARDOWN(hostile)
+{
+	ph_bystander_stop(&self->by);
+	if (self->klog >= 0)
+		close(self->klog);
+}
+
+/* After a case: the bystander is unharmed and the kernel log is clean. */
+#define CHECK_WORLD(what) do {						\
+	char __why[512];						\
+	int __n = ph_klog_scan(self->klog, __why, sizeof(__why));	\
+									\
+	if (__n > 0)							\
+		TH_LOG("%s: %d kernel log splat(s), first: %s", (what),	\
+		       __n, __why);					\
+	EXPECT_GE(0, __n);						\
+	__n = ph_bystander_query(&self->by, __why, sizeof(__why));	\
+	if (__n)							\
+		TH_LOG("%s: %s", (what), __why);			\
+	EXPECT_EQ(0, __n);						\
+} while (0)
+
+/* The fields of a fault both kinds must agree on. */
+#define EXPECT_SAME_FAULT(a, b) do {					\
+	EXPECT_EQ((a).signo, (b).signo);				\
+	EXPECT_EQ((a).code, (b).code);					\
+	EXPECT_EQ((a).trapno, (b).trapno);				\
+	EXPECT_EQ((a).status, (b).status);				\
+} while (0)
+
+#define LOG_RESULT(label, r) do {					\
+	char __d[256];							\
+	TH_LOG("%s: %s", (label), ph_describe(&(r), __d, sizeof(__d)));	\
+} while (0)
+
+/* --------------------------------------------------------- far transfers */
+
+enum far_op {
+	FAR_LJMP_IMM, FAR_LJMP_MEM, FAR_LCALL_IMM, FAR_LCALL_MEM, FAR_LRET,
+	FAR_IRET, FAR_SIGRETURN_CS, FAR_NR
+};
+
+static const char *const far_name[] = {
+	"ljmp $sel,$x", "ljmp *mem", "lcall $sel,$x", "lcall *mem", "lret",
+	"iret", "sigreturn with sc.cs = sel",
+};
+
+struct far_arg {
+	enum far_op op;
+	int kind;	/* 0 PDA, 1 TLS */
+};
+
+static volatile unsigned int sigret_cs;
+
+static void set_cs_handler(int sig, siginfo_t *si, void *ctx)
+{
+	((ucontext_t *)ctx)->uc_mcontext.gregs[REG_CS] = sigret_cs;
+}
+
+#define FAR_IMM(sel)							\
+	switch (a->op) {						\
+	case FAR_LJMP_IMM:						\
+		asm volatile("ljmp %0, $1f\n1:" : : "i" (sel));		\
+		break;							\
+	case FAR_LCALL_IMM:						\
+		asm volatile("lcall %0, $1f\n1:" : : "i" (sel) : "memory"); \
+		break;							\
+	default:							\
+		break;							\
+	}
+
+static void far_case(void *p)
+{
+	const struct far_arg *a = p;
+	unsigned int sel = a->kind ? PH_TLS_SEL : PH_SEL;
+	struct { uint32_t off; uint16_t sel; } __attribute__((packed)) fp;
+	struct sigaction sa;
+
+	if (ph_tls_set(PH_TLS_ENTRY, 0) != PH_TLS_SEL)
+		ph_raw_exit(30);
+	extern char far_target[];
+	fp.off = (uint32_t)(uintptr_t)far_target;
+	fp.sel = sel;
+	switch (a->op) {
+	case FAR_LJMP_IMM:
+	case FAR_LCALL_IMM:
+		if (a->kind) {
+			FAR_IMM(PH_TLS_SEL);
+		} else {
+			FAR_IMM(PH_SEL);
+		}
+		break;
+	case FAR_LJMP_MEM:
+		asm volatile("ljmp *%0" : : "m" (fp));
+		break;
+	case FAR_LCALL_MEM:
+		asm volatile("lcall *%0" : : "m" (fp) : "memory");
+		break;
+	case FAR_LRET:
+		asm volatile("pushl %0\n\tpushl $1f\n\tlret\n1:"
+			     : : "r" (sel) : "memory");
+		break;
+	case FAR_IRET:
+		asm volatile("pushfl\n\tpushl %0\n\tpushl $1f\n\tiret\n1:"
+			     : : "r" (sel) : "memory");
+		break;
+	case FAR_SIGRETURN_CS:
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = set_cs_handler;
+		sa.sa_flags = SA_SIGINFO;
+		sigaction(SIGUSR1, &sa, NULL);
+		sigret_cs = sel;
+		raise(SIGUSR1);
+		break;
+	default:
+		break;
+	}
+	asm volatile(".globl far_target\nfar_target:");
+	/* nothing may get here */
+	ph_res->v[0] = 1;
+}
+
+TEST_F_TIMEOUT(hostile, far_transfer, 120)
+{
+	int op;
+
+	for (op = 0; op < FAR_NR; op++) {
+		struct ph_result r[2];
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			struct far_arg a = { op, k };
+			char label[96];
+			unsigned int sel = k ? PH_TLS_SEL : PH_SEL;
+
+			ph_run(far_case, &a, 30, &r[k]);
+			snprintf(label, sizeof(label), "%s %s", kind_name[k],
+				 far_name[op]);
+			LOG_RESULT(label, r[k]);
+			EXPECT_EQ(PH_EXIT_SIGNALLED << 8, r[k].status);
+			EXPECT_EQ(0, r[k].v[0]);
+			if (op == FAR_SIGRETURN_CS) {
+				/* the kernel's IRET to CS = sel faulted */
+				EXPECT_EQ(SIGILL, r[k].signo);
+				EXPECT_EQ(ILL_BADSTK, r[k].code);
+				EXPECT_EQ(TRAP_IRET, r[k].trapno);
+				EXPECT_EQ(sel, r[k].cs);
+			} else {
+				/* #GP(selector) */
+				EXPECT_EQ(SIGSEGV, r[k].signo);
+				EXPECT_EQ(SI_KERNEL_CODE, r[k].code);
+				EXPECT_EQ(TRAP_GP, r[k].trapno);
+				EXPECT_EQ(sel & ~3u, r[k].err);
+				EXPECT_EQ(PH_USER_CS, r[k].cs);
+			}
+			CHECK_WORLD(label);
+		}
+		EXPECT_SAME_FAULT(r[0], r[1]);
+	}
+}
+
+/* ------------------------------------------------------------ kernel half */
+
+struct kh_arg {
+	int kind, cpu, write;
+	uint32_t linear;	/* where base + offset lands */
+};
+
+static void kh_case(void *p)
+{
+	const struct kh_arg *a = p;
+	uint32_t base = (uint32_t)a->cpu << PDA_USER_SHIFT;
+	uint32_t off = a->linear - base;
+	uint32_t v = 0;
+
+	if (ph_pin(a->cpu) ||
+	    ph_tls_set(PH_TLS_ENTRY, base) != PH_TLS_SEL)
+		ph_raw_exit(30);
+	ph_set_seg(fs, a->kind ? PH_TLS_SEL : PH_SEL);
+	/* positive control: this CPU's slot, through the segment */
+	asm volatile("movl $0x5eed, %%fs:4(%0)" : : "r" (ph_table) : "memory");
+	ph_res->v[1] = ph_table[a->cpu * PH_SLOT_INTS + 1];
+	ph_res->v[2] = ph_fs_read();
+	if (a->write)
+		asm volatile("movl $0x0badc0de, %%fs:(%0)"
+			     : : "r" (off) : "memory");
+	else
+		asm volatile("movl %%fs:(%1), %0"
+			     : "=r" (v) : "r" (off) : "memory");
+	ph_res->v[0] = 1;
+	ph_res->v[3] = v;
+}
+
+TEST_F_TIMEOUT(hostile, kernel_half, 120)
+{
+	static const uint32_t targets[] = {
+		PH_KERNEL_HALF, PH_KERNEL_HALF + 0x1000000, 0xfffff000,
+		0xfffffffc,
+	};
+	int cpus[2] = { self->cpus.id[0], self->last }, c, t, w;
+
+	for (c = 0; c < (self->cpus.n > 1 ? 2 : 1); c++) {
+		int cpu = cpus[c];
+		uint32_t base = (uint32_t)cpu << PDA_USER_SHIFT;
+
+		/* the last one: offset 0xffffffc0, base + offset wraps */
+		for (t = 0; t < 5; t++) {
+			uint32_t linear = t < 4 ? targets[t] :
+					  base + 0xffffffc0u;
+
+			for (w = 0; w < 2; w++) {
+				struct ph_result r[2];
+				int k;
+
+				for (k = 0; k < 2; k++) {
+					struct kh_arg a = { k, cpu, w, linear };
+					char label[128];
+
+					ph_run(kh_case, &a, 30, &r[k]);
+					snprintf(label, sizeof(label),
+						 "%s cpu %d %s at %#x", kind_name[k],
+						 cpu, w ? "write" : "read", linear);
+					if (r[k].signo != SIGSEGV ||
+					    r[k].addr != linear)
+						LOG_RESULT(label, r[k]);
+					EXPECT_EQ(PH_EXIT_SIGNALLED << 8,
+						  r[k].status);
+					EXPECT_EQ(0, r[k].v[0]);
+					EXPECT_EQ(0x5eed, r[k].v[1]);
+					EXPECT_EQ(cpu, r[k].v[2]);
+					EXPECT_EQ(SIGSEGV, r[k].signo);
+					EXPECT_EQ(SEGV_MAPERR, r[k].code);
+					EXPECT_EQ(TRAP_PF, r[k].trapno);
+					EXPECT_EQ(linear, r[k].addr);
+					/* a user access, a write when it was */
+					EXPECT_EQ(4, r[k].err & 4);
+					EXPECT_EQ(w ? 2 : 0, r[k].err & 2);
+					CHECK_WORLD(label);
+				}
+				EXPECT_SAME_FAULT(r[0], r[1]);
+				EXPECT_EQ(r[0].addr, r[1].addr);
+				EXPECT_EQ(r[0].err, r[1].err);
+			}
+		}
+	}
+}
+
+/* ---------------------------------------------------------- stack segment */
+
+/*
+ * The asm below runs with %ss = ss_sel on a private stack (ss_stack) and
+ * keeps everything it needs in these globals (reached through %ds, which
+ * stays __USER_DS).  The SS base is cpu << 6 for the PDA selector, so the
+ * stack moves by 64 bytes per CPU under the program; the code never relies
+ * on what it pushed, except through __kernel_vsyscall, for which the
+ * stack around its frame is filled with a 16-byte pattern (ebp, edx, ecx,
+ * return address) repeated every 16 bytes: whatever the base, the landing
+ * pad pops the right words.
+ */
+#define SS_VSYS_EBP	0x0e0e0e0e
+#define SS_VSYS_EDX	0x0d0d0d0d
+#define SS_VSYS_ECX	0x0c0c0c0c
+#define SS_STACK_SIZE	(256 * 1024)
+
+uint32_t ss_sel, ss_iters, ss_spin, ss_pid, ss_ncpu, ss_vsys;
+uint32_t ss_mask[PH_MAX_CPUS], ss_expect[PH_MAX_CPUS];
+uint32_t ss_saved_esp, ss_top, ss_k;
+/* results */
+uint32_t ss_done, ss_bad_ss, ss_bad_read, ss_last_read, ss_bad_pid;
+uint32_t ss_aff_err, ss_vdso_ss, ss_vdso_bad, ss_loop_bad_ss;
+uint32_t ss_loop_bad_read;
+static char ss_stack[SS_STACK_SIZE] __attribute__((aligned(64)));
+
+/* signal bookkeeping, written by the handlers */
+static volatile uint32_t ss_usr1, ss_usr1_bad, ss_usr2, ss_usr2_legacy;
+static volatile uint32_t ss_prof, ss_prof_sel, ss_prof_flat, ss_prof_other;
+
+void ss_run(void);
+asm(".text\n"
+    ".globl ss_run\n"
+    "ss_run:\n\t"
+    "pushl %ebp\n\t"
+    "pushl %ebx\n\t"
+    "pushl %esi\n\t"
+    "pushl %edi\n\t"
+    "movl %esp, ss_saved_esp\n\t"
+    "movl ss_top, %esp\n\t"
+    "xorl %edi, %edi\n"
+    "ss_loop:\n\t"
+    /* k = i % ncpu */
+    "movl %edi, %eax\n\t"
+    "xorl %edx, %edx\n\t"
+    "divl ss_ncpu\n\t"
+    "movl %edx, ss_k\n\t"
+    /* %ss = the selector under test */
+    "movl ss_sel, %eax\n\t"
+    "movw %ax, %ss\n\t"
+    /* sched_setaffinity(0, 4, &ss_mask[k]): int $0x80, a migration */
+    "movl $241, %eax\n\t"
+    "xorl %ebx, %ebx\n\t"
+    "movl $4, %ecx\n\t"
+    "leal ss_mask(,%edx,4), %edx\n\t"
+    "int $0x80\n\t"
+    "testl %eax, %eax\n\t"
+    "jz 1f\n\t"
+    "incl ss_aff_err\n"
+    "1:\n\t"
+    "movw %ss, %ax\n\t"
+    "movzwl %ax, %eax\n\t"
+    "cmpl ss_sel, %eax\n\t"
+    "je 2f\n\t"
+    "incl ss_bad_ss\n"
+    "2:\n\t"
+    "movl ss_k, %edx\n\t"
+    "movl ss_expect(,%edx,4), %edx\n\t"
+    "movl $ph_table_alias, %ebx\n\t"
+    "movl %ss:(%ebx), %eax\n\t"
+    "cmpl %edx, %eax\n\t"
+    "je 3f\n\t"
+    "incl ss_bad_read\n\t"
+    "movl %eax, ss_last_read\n"
+    "3:\n\t"
+    /* getpid and sched_yield through int $0x80 */
+    "movl $20, %eax\n\t"
+    "int $0x80\n\t"
+    "cmpl ss_pid, %eax\n\t"
+    "je 4f\n\t"
+    "incl ss_bad_pid\n"
+    "4:\n\t"
+    "movl $158, %eax\n\t"
+    "int $0x80\n\t"
+    /* kill(pid, SIGUSR1): the handler runs on the alternate stack */
+    "movl $37, %eax\n\t"
+    "movl ss_pid, %ebx\n\t"
+    "movl $10, %ecx\n\t"
+    "int $0x80\n\t"
+    /* kill(pid, SIGUSR2): no SA_RESTORER, a "legacy" stack switch */
+    "movl $37, %eax\n\t"
+    "movl ss_pid, %ebx\n\t"
+    "movl $12, %ecx\n\t"
+    "int $0x80\n\t"
+    /* spin: SIGPROF, timer ticks, preemption land in here */
+    "movl ss_spin, %ecx\n\t"
+    "movl ss_k, %edx\n\t"
+    "movl ss_expect(,%edx,4), %edx\n\t"
+    "movl $ph_table_alias, %ebx\n"
+    "5:\n\t"
+    "movw %ss, %ax\n\t"
+    "movzwl %ax, %eax\n\t"
+    "cmpl ss_sel, %eax\n\t"
+    "je 6f\n\t"
+    "incl ss_loop_bad_ss\n"
+    "6:\n\t"
+    "movl %ss:(%ebx), %eax\n\t"
+    "cmpl %edx, %eax\n\t"
+    "je 7f\n\t"
+    "incl ss_loop_bad_read\n"
+    "7:\n\t"
+    "decl %ecx\n\t"
+    "jnz 5b\n\t"
+    /* getpid through __kernel_vsyscall, if there is one */
+    "movl ss_vsys, %esi\n\t"
+    "testl %esi, %esi\n\t"
+    "jz 9f\n\t"
+    "movl $20, %eax\n\t"
+    "movl $0x0c0c0c0c, %ecx\n\t"
+    "movl $0x0d0d0d0d, %edx\n\t"
+    "movl $0x0e0e0e0e, %ebp\n\t"
+    "call *%esi\n"
+    ".globl ss_vsys_ret\n"
+    "ss_vsys_ret:\n\t"
+    "movl ss_top, %esp\n\t"
+    "movw %ss, %bx\n\t"
+    "movzwl %bx, %ebx\n\t"
+    "movl %ebx, ss_vdso_ss\n\t"
+    "cmpl ss_pid, %eax\n\t"
+    "je 9f\n\t"
+    "incl ss_vdso_bad\n"
+    "9:\n\t"
+    "incl ss_done\n\t"
+    "incl %edi\n\t"
+    "cmpl ss_iters, %edi\n\t"
+    "jb ss_loop\n\t"
+    /* back to __USER_DS before the C stack */
+    "movl $0x7b, %eax\n\t"
+    "movw %ax, %ss\n\t"
+    "movl ss_saved_esp, %esp\n\t"
+    "popl %edi\n\t"
+    "popl %esi\n\t"
+    "popl %ebx\n\t"
+    "popl %ebp\n\t"
+    "ret\n");
+
+/* ph_table under a global name the asm can use */
+asm(".set ph_table_alias, ph_table");
+
+static void ss_usr1_handler(int sig, siginfo_t *si, void *ctx)
+{
+	greg_t *g = ((ucontext_t *)ctx)->uc_mcontext.gregs;
+
+	ss_usr1++;
+	if ((g[REG_SS] & 0xffff) != ss_sel || ph_get_seg(ss) != PH_USER_DS)
+		ss_usr1_bad++;
+}
+
+static void ss_usr2_handler(int sig, siginfo_t *si, void *ctx)
+{
+	uintptr_t frame = (uintptr_t)ctx;
+
+	ss_usr2++;
+	if (frame >= (uintptr_t)ph_altstack &&
+	    frame < (uintptr_t)ph_altstack + sizeof(ph_altstack) / 2)
+		ss_usr2_legacy++;
+}
+
+static void ss_prof_handler(int sig, siginfo_t *si, void *ctx)
+{
+	unsigned int ss = ((ucontext_t *)ctx)->uc_mcontext.gregs[REG_SS] & 0xffff;
+
+	ss_prof++;
+	if (ss == ss_sel)
+		ss_prof_sel++;
+	else if (ss == PH_USER_DS)
+		ss_prof_flat++;
+	else
+		ss_prof_other++;
+}
+
+struct ss_arg {
+	int kind;
+	const struct ph_cpus *cpus;
+};
+
+/* The i386 kernel's struct sigaction, for a handler without SA_RESTORER. */
+struct k_sigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	unsigned long mask[2];
+};
+
+static void ss_case(void *p)
+{
+	const struct ss_arg *a = p;
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	struct k_sigaction ksa;
+	struct sigaction sa;
+	extern char ss_vsys_ret[];
+	uint32_t *pat, top, i;
+	int k;
+
+	if (ph_tls_set(PH_TLS_ENTRY, 0) != PH_TLS_SEL)
+		ph_raw_exit(30);
+	ss_sel = a->kind ? PH_TLS_SEL : PH_SEL;
+	ss_iters = ph_scale(120);
+	ss_spin = ph_bochs() ? 2000 : 50000;
+	ss_pid = getpid();
+	ss_ncpu = a->cpus->n;
+	for (k = 0; k < a->cpus->n; k++) {
+		ss_mask[k] = 1u << a->cpus->id[k];
+		/* TLS base 0 reads slot 0; the PDA base, this CPU's slot */
+		ss_expect[k] = a->kind ? 0 : a->cpus->id[k];
+	}
+	ss_vsys = getauxval(AT_SYSINFO);
+
+	/* the stack: room for signal frames below, the pattern above */
+	top = ((uint32_t)(uintptr_t)ss_stack + SS_STACK_SIZE / 2) & ~63u;
+	ss_top = top;
+	pat = (uint32_t *)(uintptr_t)(top - 16);
+	for (i = 0; i < (PH_MAX_CPUS * 64 + 64) / 4; i += 4) {
+		pat[i] = SS_VSYS_EBP;
+		pat[i + 1] = SS_VSYS_EDX;
+		pat[i + 2] = SS_VSYS_ECX;
+		pat[i + 3] = (uint32_t)(uintptr_t)ss_vsys_ret;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sa.sa_sigaction = ss_usr1_handler;
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;	/* on the odd stack */
+	sa.sa_sigaction = ss_prof_handler;
+	sigaction(SIGPROF, &sa, NULL);
+	memset(&ksa, 0, sizeof(ksa));
+	ksa.handler = ss_usr2_handler;
+	ksa.flags = SA_SIGINFO;			/* no SA_RESTORER */
+	/*
+	 * get_sigframe() takes the legacy switch only to a stack inside the
+	 * sigaltstack (else it reports an overflow): the bottom half of
+	 * ph_altstack, below SIGUSR1's frames at its top.
+	 */
+	ksa.restorer = ph_altstack + sizeof(ph_altstack) / 2;
+	if (syscall(SYS_rt_sigaction, SIGUSR2, &ksa, NULL, 8))
+		ph_raw_exit(31);
+
+	setitimer(ITIMER_PROF, &it, NULL);
+	ss_run();
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_PROF, &it, NULL);
+
+	ph_res->v[0] = ss_done;
+	ph_res->v[1] = ss_bad_ss;
+	ph_res->v[2] = ss_bad_read;
+	ph_res->v[3] = ss_last_read;
+	ph_res->v[4] = ss_bad_pid;
+	ph_res->v[5] = ss_aff_err;
+	ph_res->v[6] = ss_vdso_ss;
+	ph_res->v[7] = ss_vdso_bad;
+	ph_res->v[8] = ss_loop_bad_ss;
+	ph_res->v[9] = ss_loop_bad_read;
+	ph_res->v[10] = ss_usr1;
+	ph_res->v[11] = ss_usr1_bad;
+	ph_res->v[12] = ss_usr2;
+	ph_res->v[13] = ss_usr2_legacy;
+	ph_res->v[14] = ss_prof;
+	ph_res->v[15] = ss_prof_sel;
+	ph_res->v[16] = ss_prof_flat;
+	ph_res->v[17] = ss_prof_other;
+	ph_res->v[18] = ss_iters;
+	ph_res->v[19] = ph_get_seg(ss);
+}
+
+TEST_F_TIMEOUT(hostile, stack_segment, 300)
+{
+	struct ph_result r[2];
+	int k, i;
+
+	for (k = 0; k < 2; k++) {
+		struct ss_arg a = { k, &self->cpus };
+		const volatile int32_t *v = r[k].v;
+		char label[64];
+
+		snprintf(label, sizeof(label), "%s in %%ss", kind_name[k]);
+		ph_run(ss_case, &a, 240, &r[k]);
+		LOG_RESULT(label, r[k]);
+		TH_LOG("%s: %d/%d iterations; bad ss %d/%d, bad reads %d/%d (last %d), bad pid %d, affinity errors %d",
+		       label, v[0], v[18], v[1], v[8], v[2], v[9], v[3], v[4],
+		       v[5]);
+		TH_LOG("%s: vDSO returned with ss %#x (bad pid %d); SIGUSR1 %d (bad %d), legacy SIGUSR2 %d/%d, SIGPROF %d (ss: odd %d, flat %d, other %d)",
+		       label, v[6], v[7], v[10], v[11], v[13], v[12], v[14],
+		       v[15], v[16], v[17]);
+		/* It survives, and it was the only one to see the odd SS. */
+		EXPECT_EQ(0, r[k].status);
+		EXPECT_EQ(1, r[k].done);
+		EXPECT_EQ(v[18], v[0]);
+		EXPECT_EQ(0, v[1]);
+		EXPECT_EQ(0, v[8]);
+		EXPECT_EQ(0, v[2]);
+		EXPECT_EQ(0, v[9]);
+		EXPECT_EQ(0, v[4]);
+		EXPECT_EQ(0, v[5]);
+		EXPECT_EQ(0, v[7]);
+		/* SYSENTER's return path always sets __USER_DS */
+		if (getauxval(AT_SYSINFO))
+			EXPECT_EQ(self->sysenter ? PH_USER_DS :
+				  (k ? PH_TLS_SEL : PH_SEL), v[6]);
+		EXPECT_EQ(v[18], v[10]);
+		EXPECT_EQ(0, v[11]);
+		EXPECT_EQ(v[18], v[12]);
+		EXPECT_EQ(v[18], v[13]);
+		EXPECT_EQ(0, v[17]);
+		EXPECT_EQ(PH_USER_DS, v[19]);
+		CHECK_WORLD(label);
+	}
+	/* the same outcome through PDA and TLS */
+	EXPECT_EQ(r[0].status, r[1].status);
+	for (i = 0; i < 20; i++)
+		if (i != 3 && i != 14 && i != 15 && i != 16 &&
+		    (i != 6 || self->sysenter))
+			EXPECT_EQ(r[0].v[i], r[1].v[i]);
+}
+
+/* -------------------------------------------------------------- RPL: mov */
+
+/*
+ * Loads @sel into SEG, reads the selector back and the CPU slot through
+ * it, then again after an int $0x80 getpid and after a __kernel_vsyscall
+ * getpid; puts the old selector back.  Stores go through %ss, which the
+ * probe leaves alone.
+ */
+#define RPL_PROBE(SEG, out, sel, entry)					\
+	asm volatile("movw %%" SEG ", %%cx\n\t"				\
+		     "movzwl %%cx, %%ecx\n\t"				\
+		     "movl %%ecx, %%ss:24(%%esi)\n\t"			\
+		     "movw %%dx, %%" SEG "\n\t"				\
+		     "movw %%" SEG ", %%cx\n\t"				\
+		     "movzwl %%cx, %%ecx\n\t"				\
+		     "movl %%ecx, %%ss:0(%%esi)\n\t"			\
+		     "movl %%" SEG ":(%%ebx), %%ecx\n\t"		\
+		     "movl %%ecx, %%ss:4(%%esi)\n\t"			\
+		     "movl $20, %%eax\n\t"				\
+		     "int $0x80\n\t"					\
+		     "movw %%" SEG ", %%cx\n\t"				\
+		     "movzwl %%cx, %%ecx\n\t"				\
+		     "movl %%ecx, %%ss:8(%%esi)\n\t"			\
+		     "movl %%" SEG ":(%%ebx), %%ecx\n\t"		\
+		     "movl %%ecx, %%ss:12(%%esi)\n\t"			\
+		     "movl $20, %%eax\n\t"				\
+		     "call *%%edi\n\t"					\
+		     "movw %%" SEG ", %%cx\n\t"				\
+		     "movzwl %%cx, %%ecx\n\t"				\
+		     "movl %%ecx, %%ss:16(%%esi)\n\t"			\
+		     "movl %%" SEG ":(%%ebx), %%ecx\n\t"		\
+		     "movl %%ecx, %%ss:20(%%esi)\n\t"			\
+		     "movl %%ss:24(%%esi), %%ecx\n\t"			\
+		     "movw %%cx, %%" SEG "\n\t"				\
+		     : : "S" (out), "b" (ph_table), "d" (sel), "D" (entry) \
+		     : "eax", "ecx", "memory", "cc")
+
+struct rpl_out {
+	uint32_t sel1, read1, sel2, read2, sel3, read3, orig;
+};
+
+void ph_int80_stub(void);
+asm(".text\n.globl ph_int80_stub\nph_int80_stub:\n\tint $0x80\n\tret\n");
+
+enum { SEG_DS, SEG_ES, SEG_FS, SEG_GS, SEG_SS, SEG_NR };
+static const char *const seg_name[] = { "ds", "es", "fs", "gs", "ss" };
+
+struct rpl_arg {
+	int kind, rpl, cpu;
+};
+
+static void rpl_mov_case(void *p)
+{
+	const struct rpl_arg *a = p;
+	unsigned int sel = a->kind ? TLS_RPL(a->rpl) : PDA_RPL(a->rpl);
+	uintptr_t entry = getauxval(AT_SYSINFO);
+	static struct rpl_out out[SEG_NR];
+	uint32_t s1, r1;
+	int i;
+
+	if (!entry)
+		entry = (uintptr_t)ph_int80_stub;
+	if (ph_pin(a->cpu) ||
+	    ph_tls_set(PH_TLS_ENTRY, (uint32_t)a->cpu << PDA_USER_SHIFT) !=
+	    PH_TLS_SEL)
+		ph_raw_exit(30);
+	RPL_PROBE("ds", &out[SEG_DS], sel, entry);
+	RPL_PROBE("es", &out[SEG_ES], sel, entry);
+	RPL_PROBE("fs", &out[SEG_FS], sel, entry);
+	RPL_PROBE("gs", &out[SEG_GS], sel, entry);
+	for (i = 0; i < 4; i++) {
+		const uint32_t *o = &out[i].sel1;
+		int j;
+
+		for (j = 0; j < 6; j++)
+			ph_res->v[i * 6 + j] = o[j];
+	}
+	ph_res->v[30] = 1;
+	/* %ss wants RPL == CPL: only the RPL 3 form loads */
+	s1 = sel;
+	asm volatile("movw %%ss, %%cx\n\t"
+		     "movw %%dx, %%ss\n\t"
+		     "movw %%ss, %%dx\n\t"
+		     "movl %%ss:(%%ebx), %%eax\n\t"
+		     "movw %%cx, %%ss"
+		     : "+d" (s1), "=a" (r1) : "b" (ph_table) : "ecx", "memory");
+	ph_res->v[24] = s1 & 0xffff;
+	ph_res->v[25] = r1;
+	ph_res->v[31] = 1;
+}
+
+TEST_F_TIMEOUT(hostile, rpl_mov, 120)
+{
+	int cpu = self->last, r, k, i;
+
+	for (r = 0; r < 4; r++) {
+		struct ph_result res[2];
+
+		for (k = 0; k < 2; k++) {
+			struct rpl_arg a = { k, r, cpu };
+			unsigned int sel = k ? TLS_RPL(r) : PDA_RPL(r);
+			char label[64];
+
+			snprintf(label, sizeof(label), "mov %#x (%s RPL %d)", sel,
+				 kind_name[k], r);
+			ph_run(rpl_mov_case, &a, 30, &res[k]);
+			LOG_RESULT(label, res[k]);
+			EXPECT_EQ(1, res[k].v[30]);
+			for (i = 0; i < 4; i++) {
+				const volatile int32_t *o = &res[k].v[i * 6];
+				/* SYSEXIT does not restore %ds and %es */
+				int lost = i <= SEG_ES && self->sysenter;
+
+				TH_LOG("  %s: %#x reads %d; after int80 %#x reads %d; after vsyscall %#x reads %d",
+				       seg_name[i], o[0], o[1], o[2], o[3], o[4],
+				       o[5]);
+				EXPECT_EQ(sel, o[0]);
+				EXPECT_EQ(cpu, o[1]);
+				EXPECT_EQ(sel, o[2]);
+				EXPECT_EQ(cpu, o[3]);
+				EXPECT_EQ(lost ? PH_USER_DS : sel, o[4]);
+				EXPECT_EQ(lost ? 0 : cpu, o[5]);
+			}
+			if (r == 3) {
+				EXPECT_EQ(0, res[k].status);
+				EXPECT_EQ(1, res[k].v[31]);
+				EXPECT_EQ(sel, res[k].v[24]);
+				EXPECT_EQ(cpu, res[k].v[25]);
+			} else {
+				/* mov to %ss: #GP(selector) */
+				EXPECT_EQ(PH_EXIT_SIGNALLED << 8, res[k].status);
+				EXPECT_EQ(0, res[k].v[31]);
+				EXPECT_EQ(SIGSEGV, res[k].signo);
+				EXPECT_EQ(SI_KERNEL_CODE, res[k].code);
+				EXPECT_EQ(TRAP_GP, res[k].trapno);
+				EXPECT_EQ(sel & ~3u, res[k].err);
+			}
+			CHECK_WORLD(label);
+		}
+		EXPECT_SAME_FAULT(res[0], res[1]);
+		for (i = 0; i < 24; i++)
+			if (i % 6 != 0 && i % 6 != 2 && i % 6 != 4)
+				EXPECT_EQ(res[0].v[i], res[1].v[i]);
+	}
+}
+
+/* -------------------------------------------------------- RPL: sigreturn */
+
+static volatile int sr_reg;
+static volatile unsigned int sr_sel;
+
+static void sr_handler(int sig, siginfo_t *si, void *ctx)
+{
+	((ucontext_t *)ctx)->uc_mcontext.gregs[sr_reg] = sr_sel;
+}
+
+/*
+ * kill(pid, SIGUSR1) with int $0x80; the handler puts sr_sel in the
+ * sigcontext; after sigreturn, read SEG and the CPU slot through it, then
+ * put __USER_DS back in %ds, %es and %ss before the stack is touched.
+ */
+#define SR_PROBE(SEG, pid, selp, readp) do {				\
+	uint32_t __b = (pid), __c = SIGUSR1, __s, __r;			\
+									\
+	asm volatile("pushl %%ebp\n\t"					\
+		     "movl %%esp, %%ebp\n\t"				\
+		     "movl $37, %%eax\n\t"				\
+		     "int $0x80\n\t"					\
+		     "movw %%" SEG ", %%ax\n\t"				\
+		     "movzwl %%ax, %%eax\n\t"				\
+		     "movl %%" SEG ":(%%edi), %%edx\n\t"		\
+		     "movl $0x7b, %%ecx\n\t"				\
+		     "movw %%cx, %%ds\n\t"				\
+		     "movw %%cx, %%es\n\t"				\
+		     "movw %%cx, %%ss\n\t"				\
+		     "movl %%ebp, %%esp\n\t"				\
+		     "popl %%ebp"					\
+		     : "=a" (__s), "=d" (__r), "+b" (__b), "+c" (__c)	\
+		     : "D" (ph_table) : "memory", "cc");		\
+	ph_set_seg(gs, ph_glibc_gs);					\
+	*(selp) = __s;							\
+	*(readp) = __r;							\
+} while (0)
+
+struct sr_arg {
+	int kind, rpl, cpu, seg;
+};
+
+static const int sr_greg[] = { REG_DS, REG_ES, REG_FS, REG_GS, REG_SS };
+
+static void sr_case(void *p)
+{
+	const struct sr_arg *a = p;
+	struct sigaction sa;
+	uint32_t sel, rd;
+	pid_t pid = getpid();
+
+	if (ph_pin(a->cpu) ||
+	    ph_tls_set(PH_TLS_ENTRY, (uint32_t)a->cpu << PDA_USER_SHIFT) !=
+	    PH_TLS_SEL)
+		ph_raw_exit(30);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sr_handler;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGUSR1, &sa, NULL);
+	sr_reg = sr_greg[a->seg];
+	sr_sel = a->kind ? TLS_RPL(a->rpl) : PDA_RPL(a->rpl);
+	ph_set_seg(fs, PH_USER_DS);	/* readable before the change */
+	switch (a->seg) {
+	case SEG_DS:
+		SR_PROBE("ds", pid, &sel, &rd);
+		break;
+	case SEG_ES:
+		SR_PROBE("es", pid, &sel, &rd);
+		break;
+	case SEG_FS:
+		SR_PROBE("fs", pid, &sel, &rd);
+		break;
+	case SEG_GS:
+		SR_PROBE("gs", pid, &sel, &rd);
+		break;
+	default:
+		SR_PROBE("ss", pid, &sel, &rd);
+		break;
+	}
+	ph_res->v[0] = sel;
+	ph_res->v[1] = rd;
+	ph_res->v[2] = 1;
+}
+
+TEST_F_TIMEOUT(hostile, rpl_sigreturn, 120)
+{
+	int cpu = self->last, r, k, seg;
+
+	for (seg = 0; seg < SEG_NR; seg++) {
+		for (r = 0; r < 4; r++) {
+			struct ph_result res[2];
+
+			for (k = 0; k < 2; k++) {
+				struct sr_arg a = { k, r, cpu, seg };
+				unsigned int sel = k ? TLS_RPL(r) : PDA_RPL(r);
+				char label[64];
+
+				snprintf(label, sizeof(label), "sc.%s = %#x (%s RPL %d)",
+					 seg_name[seg], sel, kind_name[k], r);
+				ph_run(sr_case, &a, 30, &res[k]);
+				if (res[k].status || res[k].v[0] != (sel | 3))
+					LOG_RESULT(label, res[k]);
+				TH_LOG("%s: %%%s %#x, reads %d", label,
+				       seg_name[seg], res[k].v[0], res[k].v[1]);
+				/* the kernel makes it RPL 3: fixup_rpl(), | 3 */
+				EXPECT_EQ(0, res[k].status);
+				EXPECT_EQ(1, res[k].v[2]);
+				EXPECT_EQ(sel | 3, res[k].v[0]);
+				EXPECT_EQ(cpu, res[k].v[1]);
+			}
+			EXPECT_SAME_FAULT(res[0], res[1]);
+			EXPECT_EQ(res[0].v[1], res[1].v[1]);
+		}
+		CHECK_WORLD(seg_name[seg]);
+	}
+}
+
+/* ----------------------------------------------------------- RPL: ptrace */
+
+static const struct {
+	const char *name;
+	size_t off;
+} pt_regs_seg[] = {
+	{ "xds", offsetof(struct user_regs_struct, xds) },
+	{ "xes", offsetof(struct user_regs_struct, xes) },
+	{ "xfs", offsetof(struct user_regs_struct, xfs) },
+	{ "xgs", offsetof(struct user_regs_struct, xgs) },
+	{ "xss", offsetof(struct user_regs_struct, xss) },
+	{ "xcs", offsetof(struct user_regs_struct, xcs) },
+};
+
+/* The tracee: stops, then reports %fs and the CPU it reads. */
+static void pt_tracee(void *p)
+{
+	int cpu = *(int *)p;
+
+	if (ph_pin(cpu) ||
+	    ph_tls_set(PH_TLS_ENTRY, (uint32_t)cpu << PDA_USER_SHIFT) !=
+	    PH_TLS_SEL)
+		ph_raw_exit(30);
+	if (ptrace(PTRACE_TRACEME, 0, 0, 0))
+		ph_raw_exit(31);
+	raise(SIGSTOP);
+	ph_res->v[0] = ph_get_seg(fs);
+	if (ph_res->v[0])
+		ph_res->v[1] = ph_fs_read();
+	ph_res->v[2] = 1;
+}
+
+static pid_t pt_start(int *cpu)
+{
+	int status;
+	pid_t pid;
+
+	memset(ph_res, 0, sizeof(*ph_res));
+	pid = fork();
+	if (pid == 0) {
+		ph_catch_faults();
+		pt_tracee(cpu);
+		ph_res->done = 1;
+		ph_raw_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+	    !WIFSTOPPED(status) || WSTOPSIG(status) != SIGSTOP)
+		return -1;
+	return pid;
+}
+
+/* Resume the tracee, passing on the signals it stops for; its status. */
+static int pt_finish(pid_t pid, int *stopsig)
+{
+	int status, sig = 0;
+
+	*stopsig = 0;
+	for (;;) {
+		if (ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig))
+			return -1;
+		if (ph_wait(pid, &status, 30))
+			return -1;
+		if (!WIFSTOPPED(status))
+			return status;
+		sig = WSTOPSIG(status);
+		if (!*stopsig)
+			*stopsig = sig;
+	}
+}
+
+TEST_F_TIMEOUT(hostile, rpl_ptrace, 120)
+{
+	int cpu = self->last, r, k, reg, status, stopsig;
+	struct user_regs_struct regs, back;
+	pid_t pid;
+	long v;
+
+	pid = pt_start(&cpu);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, ptrace(PTRACE_GETREGS, pid, 0, &regs));
+
+	for (reg = 0; reg < 6; reg++) {
+		size_t off = pt_regs_seg[reg].off;
+		long orig;
+
+		errno = 0;
+		orig = ptrace(PTRACE_PEEKUSER, pid, (void *)off, 0);
+		ASSERT_EQ(0, errno);
+		for (r = 0; r < 4; r++) {
+			int rc[2], err[2];
+
+			for (k = 0; k < 2; k++) {
+				unsigned int sel = k ? TLS_RPL(r) : PDA_RPL(r);
+
+				errno = 0;
+				rc[k] = ptrace(PTRACE_POKEUSER, pid, (void *)off,
+					       (void *)(long)sel);
+				err[k] = errno;
+				v = ptrace(PTRACE_PEEKUSER, pid, (void *)off, 0);
+				TH_LOG("POKEUSER %s = %#x (%s RPL %d): %d %s; reads back %#lx",
+				       pt_regs_seg[reg].name, sel, kind_name[k], r,
+				       rc[k], rc[k] ? strerror(err[k]) : "",
+				       v & 0xffff);
+				if (r == 3) {
+					/* RPL 3: accepted, even in CS and SS */
+					EXPECT_EQ(0, rc[k]);
+					EXPECT_EQ(sel, v & 0xffff);
+				} else {
+					EXPECT_EQ(-1, rc[k]);
+					EXPECT_EQ(EIO, err[k]);
+					EXPECT_EQ(orig & 0xffff, v & 0xffff);
+				}
+				ASSERT_EQ(0, ptrace(PTRACE_POKEUSER, pid,
+						    (void *)off, (void *)orig));
+			}
+			EXPECT_EQ(rc[0], rc[1]);
+			EXPECT_EQ(err[0], err[1]);
+		}
+	}
+
+	/* SETREGS with an RPL 0-2 %fs: refused as a whole */
+	for (r = 0; r < 4; r++) {
+		for (k = 0; k < 2; k++) {
+			unsigned int sel = k ? TLS_RPL(r) : PDA_RPL(r);
+			struct user_regs_struct w = regs;
+			int rc, err;
+
+			w.xfs = sel;
+			errno = 0;
+			rc = ptrace(PTRACE_SETREGS, pid, 0, &w);
+			err = errno;
+			ASSERT_EQ(0, ptrace(PTRACE_GETREGS, pid, 0, &back));
+			TH_LOG("SETREGS xfs = %#x (%s RPL %d): %d %s; xfs now %#lx",
+			       sel, kind_name[k], r, rc, rc ? strerror(err) : "",
+			       back.xfs & 0xffff);
+			if (r == 3) {
+				EXPECT_EQ(0, rc);
+				EXPECT_EQ(sel, back.xfs & 0xffff);
+			} else {
+				EXPECT_EQ(-1, rc);
+				EXPECT_EQ(EIO, err);
+				EXPECT_EQ(regs.xfs & 0xffff, back.xfs & 0xffff);
+			}
+			ASSERT_EQ(0, ptrace(PTRACE_SETREGS, pid, 0, &regs));
+		}
+	}
+
+	/* The tracee runs on with the 0xeb the tracer gave it. */
+	ASSERT_EQ(0, ptrace(PTRACE_POKEUSER, pid,
+			    (void *)offsetof(struct user_regs_struct, xfs),
+			    (void *)PH_SEL));
+	status = pt_finish(pid, &stopsig);
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(1, ph_res->v[2]);
+	EXPECT_EQ(PH_SEL, ph_res->v[0]);
+	EXPECT_EQ(cpu, ph_res->v[1]);
+	CHECK_WORLD("ptrace RPL forms");
+
+	/* CS = 0xeb (RPL 3, so ptrace takes it): the kernel's IRET faults */
+	for (k = 0; k < 2; k++) {
+		unsigned int sel = k ? PH_TLS_SEL : PH_SEL;
+		struct ph_result res;
+		char label[64];
+
+		pid = pt_start(&cpu);
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(0, ptrace(PTRACE_POKEUSER, pid,
+				    (void *)offsetof(struct user_regs_struct, xcs),
+				    (void *)(long)sel));
+		status = pt_finish(pid, &stopsig);
+		res = *ph_res;
+		res.status = status;
+		snprintf(label, sizeof(label), "ptrace cs = %#x (%s)", sel,
+			 kind_name[k]);
+		LOG_RESULT(label, res);
+		EXPECT_EQ(SIGILL, stopsig);
+		EXPECT_EQ(PH_EXIT_SIGNALLED << 8, status);
+		EXPECT_EQ(SIGILL, res.signo);
+		EXPECT_EQ(ILL_BADSTK, res.code);
+		EXPECT_EQ(TRAP_IRET, res.trapno);
+		EXPECT_EQ(sel, res.cs);
+		CHECK_WORLD(label);
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -85,6 +85,7 @@ FIXTURE_SETUP(hostile)
 	ASSERT_EQ(0, ph_cpus_online(&self->cpus));
 	self->last = self->cpus.id[self->cpus.n - 1];
 	self->sysenter = vdso_uses_sysenter();
+	signal(SIGPIPE, SIG_IGN);	/* a dead bystander is reported, not fatal */
 	self->klog = ph_klog_open();
 	if (self->klog < 0)
 		TH_LOG("cannot open /dev/kmsg (%s): kernel log not checked",
@@ -217,13 +218,42 @@ static void far_case(void *p)
 	ph_res->v[0] = 1;
 }
 
+/*
+ * QEMU's TCG (7.2 at least) pops the return frame of a user-mode lret or
+ * iret with a supervisor access; with SMAP on, that faults without the U
+ * bit and the kernel oopses -- for any CS, 0x73 included, so it is not
+ * ours to test there.  Bochs and hardware do it right.
+ */
+static int qemu_tcg_smap(void)
+{
+	char line[4096];
+	int qemu = 0, smap = 0;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "model name", 10) && strstr(line, "QEMU TCG"))
+			qemu = 1;
+		if (!strncmp(line, "flags", 5) && strstr(line, " smap"))
+			smap = 1;
+	}
+	fclose(f);
+	return qemu && smap;
+}
+
 TEST_F_TIMEOUT(hostile, far_transfer, 120)
 {
-	int op;
+	int op, no_ret = qemu_tcg_smap();
 
+	if (no_ret)
+		TH_LOG("QEMU TCG with SMAP: lret and iret left out (QEMU pops their frame as a supervisor access: the kernel oopses even for CS 0x73)");
 	for (op = 0; op < FAR_NR; op++) {
 		struct ph_result r[2];
 		int k;
+
+		if (no_ret && (op == FAR_LRET || op == FAR_IRET))
+			continue;
 
 		for (k = 0; k < 2; k++) {
 			struct far_arg a = { op, k };
@@ -479,7 +509,7 @@ asm(".text\n"
     "cmpl ss_iters, %edi\n\t"
     "jb ss_loop\n\t"
     /* back to __USER_DS before the C stack */
-    "movl $0x7b, %eax\n\t"
+    "movl $" PH_USER_DS_STR ", %eax\n\t"
     "movw %ax, %ss\n\t"
     "movl ss_saved_esp, %esp\n\t"
     "popl %edi\n\t"
@@ -839,7 +869,7 @@ static void sr_handler(int sig, siginfo_t *si, void *ctx)
 		     "movw %%" SEG ", %%ax\n\t"				\
 		     "movzwl %%ax, %%eax\n\t"				\
 		     "movl %%" SEG ":(%%edi), %%edx\n\t"		\
-		     "movl $0x7b, %%ecx\n\t"				\
+		     "movl $" PH_USER_DS_STR ", %%ecx\n\t"		\
 		     "movw %%cx, %%ds\n\t"				\
 		     "movw %%cx, %%es\n\t"				\
 		     "movw %%cx, %%ss\n\t"				\
@@ -914,10 +944,13 @@ TEST_F_TIMEOUT(hostile, rpl_sigreturn, 120)
 				snprintf(label, sizeof(label), "sc.%s = %#x (%s RPL %d)",
 					 seg_name[seg], sel, kind_name[k], r);
 				ph_run(sr_case, &a, 30, &res[k]);
-				if (res[k].status || res[k].v[0] != (sel | 3))
+				if (res[k].status || res[k].v[0] != (sel | 3) ||
+				    res[k].v[1] != cpu) {
 					LOG_RESULT(label, res[k]);
-				TH_LOG("%s: %%%s %#x, reads %d", label,
-				       seg_name[seg], res[k].v[0], res[k].v[1]);
+					TH_LOG("%s: %%%s %#x, reads %d", label,
+					       seg_name[seg], res[k].v[0],
+					       res[k].v[1]);
+				}
 				/* the kernel makes it RPL 3: fixup_rpl(), | 3 */
 				EXPECT_EQ(0, res[k].status);
 				EXPECT_EQ(1, res[k].v[2]);

@@ -709,6 +709,7 @@ static int exec_child(int fd)
 		ph_set_seg(fs, PH_TLS_SEL);
 	else
 		tls_faults = 1;
+	signal(SIGSEGV, SIG_DFL);
 	ph_set_seg(fs, PH_SEL);
 	seen = ph_fs_read();
 	sched = sched_getcpu();

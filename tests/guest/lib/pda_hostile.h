@@ -52,17 +52,21 @@
 #error "x86-32 only"
 #endif
 
-#define PH_SEL		PDA_USER_SELECTOR		/* 0xeb */
 #define PH_HWCAP2	(1u << 2)			/* HWCAP2_PDA_USER_SEG */
+/* Overridable only to smoke-test the code on an x86-64 host. */
+#ifndef PH_SEL
+#define PH_SEL		PDA_USER_SELECTOR		/* 0xeb */
 #define PH_USER_CS	0x73				/* __USER_CS */
 #define PH_USER_DS	0x7b				/* __USER_DS */
+#define PH_USER_DS_STR	"0x7b"
 #define PH_TLS_ENTRY	8				/* glibc has 6 */
+#endif
 #define PH_TLS_SEL	(PH_TLS_ENTRY * 8 + 3)		/* 0x43 */
 #define PH_KERNEL_HALF	0xc0000000u			/* VMSPLIT_3G */
 #define PH_MAX_CPUS	64
 #define PH_SLOT_INTS	(PDA_USER_SLOT_SIZE / 4)
 
-_Static_assert(PH_SEL == 0xeb, "PDA selector");
+_Static_assert(PDA_USER_SELECTOR == 0xeb, "PDA selector");
 _Static_assert(PDA_USER_SLOT_SIZE == 1 << PDA_USER_SHIFT, "slot size");
 
 /* Slot <cpu> of this table holds <cpu>: "%fs:ph_table" is the CPU. */
@@ -535,6 +539,14 @@ static inline void ph_by_check_main(void)
 	__sync_fetch_and_add(&ph_by.checks, 1);
 }
 
+/* Sleep a little: bystanders should not starve the cases on UP. */
+static inline void ph_by_nap(void)
+{
+	struct timespec ts = { 0, 300000 };
+
+	nanosleep(&ts, NULL);
+}
+
 static void *ph_by_pda_thread(void *unused)
 {
 	unsigned int k = 0;
@@ -556,6 +568,7 @@ static void *ph_by_pda_thread(void *unused)
 			if (i % 4 == 0)
 				sched_yield();
 		}
+		ph_by_nap();
 	}
 	return NULL;
 }
@@ -582,8 +595,10 @@ static __attribute__((noreturn)) void ph_by_main(int req, int resp)
 		_exit(4);
 	for (k = 0;; k++) {
 		ph_by_check_main();
-		if (k % 8 == 0)
+		if (k % 4 == 0)
 			sched_yield();
+		if (k % 16 == 0)
+			ph_by_nap();
 		if (k % 16 == 0 && poll(&p, 1, 0) == 1) {
 			struct ph_by_report rep;
 			char c;

@@ -25,7 +25,7 @@ def qemu_cmd(target, image, initrd, append, accel, icount=False):
         cmd = ["qemu-system-arm", "-M", "virt", "-cpu", "cortex-a15"]
     else:
         cmd = ["qemu-system-i386", "-M", "pc", "-cpu",
-               "host" if accel == "kvm" else "max"]
+               "host" if accel == "kvm" else "max,vendor=GenuineIntel"]
     if icount:
         cmd += ["-icount", "shift=0,sleep=off"]
     cmd += ["-accel", accel, "-smp", str(target.cpus), "-m", "512M",

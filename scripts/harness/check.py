@@ -6,7 +6,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import boot, ktap, source, targetrun, tree as tree_mod
+from . import boot, kbuild, ktap, source, targetrun, tree as tree_mod
 from .paths import BUILD, CACHE, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, say, tail
 from .targets import CHECK_ORDER, TARGETS
@@ -72,8 +72,8 @@ def bochs_target(tree, extra):
     # isolinux.cfg, so name it in the command line ourselves.
     args = (f"initrd={cpio.name} console=ttyS0 panic=-1 pda.cpus={BOCHS_CPUS} "
             f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs")
-    from . import kbuild
-    with Phase("bochs", "make isoimage", log):
+    with Phase("bochs", "make isoimage", log), \
+            targetrun.build_lock(target.name):
         kbuild.build(target, tree, bdir, log,
                      ["isoimage", f"FDINITRD={cpio}", f"FDARGS={args}"])
     console = LOGS / "bochs" / "console.log"

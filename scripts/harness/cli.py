@@ -4,7 +4,7 @@
 import argparse
 import sys
 
-from . import check, export, run
+from . import check, export, quick, run
 from .progress import StepFailed, say
 
 
@@ -19,6 +19,11 @@ def main(argv):
     sub.add_parser("run", help="build i386-smp, boot it, show the "
                    "CPU-number methods with their cost")
     sub.add_parser("tree", help="only make the patched tree")
+    q = sub.add_parser("quick", help="boot a built kernel with just PROGs")
+    q.add_argument("target")
+    q.add_argument("progs", nargs="+", metavar="PROG[:ARGS]")
+    q.add_argument("--timeout", type=int, default=600)
+    q.add_argument("--append", default="", help="extra kernel arguments")
     p = sub.add_parser("patches", help="export the series for git am")
     p.add_argument("--out", help="output directory")
     args = ap.parse_args(argv)
@@ -27,6 +32,9 @@ def main(argv):
             return check.main(args.extra_tests, args.only)
         if args.cmd == "run":
             return run.main()
+        if args.cmd == "quick":
+            return quick.main(args.target, args.progs, args.timeout,
+                              args.append)
         if args.cmd == "tree":
             check.patched_tree()
             return 0

@@ -40,6 +40,12 @@ def build_our_tests(arch, tree, out, log):
          f"KSRC={tree}"], log, what=f"guest tests ({arch})")
 
 
+def build_segbench(arch, out, log):
+    run(["make", "-C", REPO / "tools/segbench", f"ARCH={arch}", f"O={out}"],
+        log, what=f"segbench ({arch})")
+    return Path(out) / "segbench"
+
+
 def build_x86_selftests(tree, out, log):
     """The upstream 32-bit x86 selftests, static (no loader in guest)."""
     sdir = Path(tree) / "tools/testing/selftests/x86"

@@ -19,9 +19,8 @@ def main():
     target = TARGETS["i386-smp"]
     bdir = targetrun.kernel(target, tree)
     _, progs = targetrun.user_space(target.user_arch, tree)
-    show = [p for p in progs if p[0] == "segbench"]
-    if show:
-        show = [("segbench", show[0][1], ["--filter", "cpu", "--quick"])]
+    segbench = [exe for name, exe, _ in progs if name == "segbench_check"]
+    show = [("segbench", segbench[0], ["--filter", "cpu.", "--quick"])]
     show += [p for p in progs if p[0] == "cpu_agree"]
     cpio = BUILD / target.name / "run-initramfs.cpio"
     targetrun.initramfs(target, tree, cpio, show)

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """One target, end to end: configure, build, guest user space, boot."""
 
+import contextlib
+import fcntl
 from pathlib import Path
 
 from . import boot, guest, kbuild
@@ -15,6 +17,24 @@ def kernel(target, src, bdir=None, extra_fragments=(), label=None):
     label = label or target.name
     bdir = Path(bdir or BUILD / label)
     logs = LOGS / label
+    with build_lock(label):
+        return _kernel(target, src, bdir, logs, label, extra_fragments)
+
+
+@contextlib.contextmanager
+def build_lock(label):
+    """Two builds in one O= directory corrupt each other; wait our turn."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    with open(BUILD / f".{label}.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"[{label}] waiting for another build of {label}")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _kernel(target, src, bdir, logs, label, extra_fragments):
     log = reset_log(logs / "configure.log")
     with Phase(label, "configure", log):
         kbuild.configure(target, src, bdir, log, extra_fragments)
@@ -35,12 +55,20 @@ def user_space(arch, tree):
         guest.build_our_tests(arch, tree, out, log)
         for exe in sorted((out / "tests").iterdir()):
             if exe.is_file() and exe.stat().st_mode & 0o111:
-                progs.append((exe.name, exe, []))
+                args = exe.with_name(exe.name + ".args")
+                argv = args.read_text().split() if args.exists() else []
+                progs.append((exe.name, exe, argv))
+        progs.append(("segbench_check",
+                      guest.build_segbench(arch, out / "segbench", log),
+                      ["--check"]))
+        # Peer suites from the upstream tree, named so nobody mistakes
+        # them for ours.
         if arch == "i386":
             for exe in guest.build_x86_selftests(tree, out / "selftests-x86",
                                                  log):
-                progs.append((f"x86_{exe.name}", exe, []))
-        progs += guest.build_rseq_selftests(arch, tree, out / "rseq", log)
+                progs.append((f"upstream_x86_{exe.name}", exe, []))
+        progs += [(f"upstream_{name}", exe, argv) for name, exe, argv in
+                  guest.build_rseq_selftests(arch, tree, out / "rseq", log)]
     _user_built[arch] = (out / "init", progs)
     return _user_built[arch]
 

@@ -58,6 +58,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* klogctl() action numbers are not in glibc's <sys/klog.h>. */
+#define SYSLOG_ACTION_CONSOLE_LEVEL_PDA	8
+
 #define TESTS_DIR		"/tests"
 #define DEFAULT_TIMEOUT		300
 #define KSFT_SKIP		4
@@ -143,6 +146,14 @@ static void setup_pid1(void)
 	    errno != EBUSY)
 		note("mount devtmpfs on /dev: %s\n", strerror(errno));
 	setup_console();
+	/*
+	 * The console carries our KTAP; keep routine kernel chatter
+	 * (KERN_WARNING and below) off it so no line is split by a printk.
+	 * Nothing is lost: the log check reads the whole kernel log.
+	 */
+	if (klogctl(SYSLOG_ACTION_CONSOLE_LEVEL_PDA, NULL, 4))
+		note("cannot lower the console log level: %s\n",
+		     strerror(errno));
 }
 
 /* Finds pda.timeout=N on the kernel command line. */

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+"""pda quick: boot an already-built kernel with just the given programs.
+
+For iterating on a guest test without a full `make check`: no configure,
+no kernel build, its own scratch directory, so several can run at once.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+from . import boot, guest, ktap
+from .paths import BUILD, CACHE
+from .progress import StepFailed, say
+from .targets import TARGETS
+
+
+def main(target_name, programs, timeout=600, args=""):
+    target = TARGETS[target_name]
+    bdir = BUILD / target_name
+    image = bdir / target.boot_image
+    init = guest.user_dir(target.user_arch) / "init"
+    for need in (image, init):
+        if not Path(need).exists():
+            raise StepFailed(f"quick: {need} missing; run `make check` "
+                             "(or scripts/pda check --only TARGET) once")
+    work = Path(tempfile.mkdtemp(prefix=f"quick-{target_name}-",
+                                 dir=CACHE))
+    fs = guest.Initramfs(init)
+    for prog in programs:
+        exe, _, argv = prog.partition(":")
+        fs.add_test(Path(exe).name, Path(exe).resolve(),
+                    argv.split() if argv else ())
+    cpio = work / "initramfs.cpio"
+    fs.write(CACHE / "tree", cpio, work / "initramfs.log")
+    console = work / "console.log"
+    say(f"quick: booting {image} ({target.cpus} CPUs), console: {console}")
+    outcome, rep = boot.qemu(target, image, cpio, console, timeout, "tcg",
+                             boot.kernel_args(target, timeout // 2, args))
+    text = console.read_text(errors="replace")
+    _, _, user = text.partition(ktap.INIT_STARTS)
+    print(user)
+    say(f"quick: {boot.describe(outcome, rep)}; console: {console}")
+    return boot.EXIT[outcome]

@@ -8,13 +8,67 @@
  * PDA emulation on kernels without the PDA entry: its reading is checked
  * (a wrong value is "not ok") but it proves nothing about the kernel, so
  * it is never counted as a pass.
+ *
+ * Then the per-CPU increments that claim to survive migration (rseq, the
+ * real PDA segment, getcpu + xadd, the shared atomic) run with two
+ * unpinned threads per CPU and must count exactly.
  */
 #include <stdio.h>
+#include <string.h>
 #include "cpuread.h"
 
 #define KSFT_PASS 0
 #define KSFT_FAIL 1
 #define KSFT_SKIP 4
+
+/*
+ * The per-CPU increments that claim to survive migration, run with two
+ * unpinned threads per CPU: the final count must be exact.
+ */
+static void check_free_incs(int *t, int *pass, int *fail, int *skip)
+{
+	const struct bench *b;
+
+	for (b = sb_inc_benches; b->name; b++) {
+		char why[SB_REASON_LEN] = "";
+		int ret;
+
+		if (!strstr(b->name, ".free"))
+			continue;
+		++*t;
+		ret = b->setup(b, why);
+		if (ret < 0) {
+			printf("ok %d %s exact under migration # SKIP %s\n",
+			       *t, b->name, why);
+			++*skip;
+			continue;
+		}
+		b->run(b, sb_opts.quick ? 1000 : 5000);
+		why[0] = '\0';
+		if (b->verify(b, why)) {
+			printf("not ok %d %s exact under migration: %s\n",
+			       *t, b->name, why);
+			++*fail;
+		} else if (ret > 0) {
+			printf("ok %d %s exact under migration # SKIP emulated\n",
+			       *t, b->name);
+			++*skip;
+		} else {
+			printf("ok %d %s exact under migration\n", *t, b->name);
+			++*pass;
+		}
+	}
+}
+
+static int count_free_incs(void)
+{
+	const struct bench *b;
+	int n = 0;
+
+	for (b = sb_inc_benches; b->name; b++)
+		n += strstr(b->name, ".free") != NULL;
+	return n;
+}
 
 int sb_check(void)
 {
@@ -25,7 +79,7 @@ int sb_check(void)
 
 	ncpus = sb_online_cpus(cpus, SB_MAX_CPUS);
 	printf("TAP version 13\n");
-	printf("1..%d\n", ncpus * M_NR);
+	printf("1..%d\n", ncpus * M_NR + count_free_incs());
 	/* Set up on a known CPU: the PDA emulation takes its base from it. */
 	if (ncpus > 0)
 		sb_pin(cpus[0]);
@@ -77,6 +131,7 @@ int sb_check(void)
 		}
 	}
 	sb_unpin();
+	check_free_incs(&t, &pass, &fail, &skip);
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n",
 	       pass, fail, skip);
 	if (fail)

@@ -141,10 +141,14 @@ int sb_pda_init(char *why)
 
 int sb_pda_pinned(int cpu)
 {
-	if (pda_state == 0) {
-		load_fs(pda_sel);	/* a new thread may have cleared it */
+	/*
+	 * Real PDA: nothing to do, and nothing must be done. %fs was loaded
+	 * once and threads inherit it; that the kernel refreshes the hidden
+	 * base on every return to user after a migration is exactly what
+	 * --check verifies, so reloading %fs here would hide a kernel bug.
+	 */
+	if (pda_state == 0)
 		return 0;
-	}
 	if (pda_state == 1 && cpu >= 0)
 		return set_tls(cpu);
 	return -1;

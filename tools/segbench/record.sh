@@ -10,6 +10,11 @@
 #   host-<cpu>-compare.txt                   run 1 against run 2
 #
 # usage: tools/segbench/record.sh [RESULTS_DIR]
+#
+# Other jobs on the host inflate medians (a shared core, a busy SMT
+# sibling, a hypervisor's stolen time). SB_QUIET=LOAD makes the script
+# wait, up to SB_QUIET_WAIT seconds (default 900), for the one-minute load
+# average to drop below LOAD before each run.
 
 set -eu
 src=$(cd "$(dirname "$0")" && pwd)
@@ -32,9 +37,22 @@ slug=${slug}-f${fam}m${num}
 base=$out/host-$slug
 mkdir -p "$out"
 
+quiet() {
+	[ -n "${SB_QUIET:-}" ] || return 0
+	waited=0
+	while [ "$waited" -lt "${SB_QUIET_WAIT:-900}" ] &&
+	      awk -v max="$SB_QUIET" '{ exit !($1 >= max) }' /proc/loadavg; do
+		sleep 10
+		waited=$((waited + 10))
+	done
+}
+
 "$sb" --check > "$base-check.tap"
+quiet
 "$sb" --json -o "$base.json"
+quiet
 "$sb" --json -o "$base-run2.json"
+quiet
 "$build/x86_64/segbench" --json -o "$base-x86_64.json"
 python3 "$src/table.py" "$base.json" > "$base.md"
 python3 "$src/table.py" "$base-x86_64.json" > "$base-x86_64.md"

@@ -83,7 +83,9 @@ static unsigned long do_incs(int kind, unsigned long n)
 		SB_LOOP(n, SB_REP8(inc_fs_slot(counters);));
 		break;
 	case K_RSEQ:
-		SB_LOOP(n, SB_REP8(while (inc_rseq(counters)) ab++;));
+		/* An abort (preempted inside the section) retries. */
+		SB_LOOP(n, SB_REP8(while (inc_rseq(counters))
+					   ab++;));
 		break;
 	case K_XADD:
 		SB_LOOP(n, SB_REP8(inc_atomic(&counters[getcpu_best()].v[0]);));

@@ -269,9 +269,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	sb_methods_pinned(sb_opts.pin_cpu);
-	if (outfile && !(out = fopen(outfile, "w"))) {
-		perror(outfile);
-		return 2;
+	if (outfile) {
+		out = fopen(outfile, "w");
+		if (!out) {
+			perror(outfile);
+			return 2;
+		}
 	}
 
 	measure_overhead();

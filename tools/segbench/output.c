@@ -224,7 +224,7 @@ static void out_text(FILE *f, const struct sb_machine *m,
 		sb_fmt_num(b[4], sizeof(b[4]), x->ratio, 2);
 		for (k = 0; k < 5; k++)
 			if (!b[k][0])
-				strcpy(b[k], "-");
+				snprintf(b[k], sizeof(b[k]), "-");
 		fprintf(f, "%-30s %9s %9s %9s %9s %7s  %s%s%s%s\n", x->name,
 			b[0], b[1], b[2], b[3], b[4],
 			x->emulated ? "[emulated] " : "",

@@ -184,11 +184,11 @@ void sb_sysinfo(struct sb_machine *m)
 	strftime(m->date, sizeof(m->date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
 	m->ncpus = sb_online_cpus(cpus, SB_MAX_CPUS);
 	if (!read_file("/proc/loadavg", buf, sizeof(buf))) {
-		char *sp = strchr(buf, ' ');
+		int end = 0;
 
 		/* The 1, 5 and 15 minute figures only. */
-		if (sp && (sp = strchr(sp + 1, ' ')) && (sp = strchr(sp + 1, ' ')))
-			*sp = '\0';
+		sscanf(buf, "%*s %*s %*s%n", &end);
+		buf[end] = '\0';
 		snprintf(m->loadavg, sizeof(m->loadavg), "%.31s", buf);
 	}
 

@@ -11,7 +11,8 @@
  * - far_transfer: ljmp/lcall (immediate and indirect), lret and iret to
  *   CS = 0xeb raise #GP(0xe8): SIGSEGV, SI_KERNEL, trapno 13; a sigreturn
  *   or a ptrace POKEUSER that puts it in CS makes the kernel's IRET fault:
- *   SIGILL, ILL_BADSTK.
+ *   SIGILL, ILL_BADSTK.  (lret and iret are left out under QEMU TCG with
+ *   SMAP, which oopses the kernel on any user lret: see qemu_tcg_smap().)
  * - kernel_half: writes and reads through %fs at the kernel half (and at
  *   the 4 GiB wrap-around of base + offset) fault like any user access:
  *   SIGSEGV, SEGV_MAPERR, at the same linear address for both.
@@ -19,7 +20,12 @@
  *   calls, taking synchronous, asynchronous and "legacy stack" signals,
  *   yielding, spinning and re-pinning to every CPU (so the SS base moves
  *   under the program).  The code runs in asm on a private stack and
- *   puts __USER_DS back before it touches the C stack again.
+ *   puts __USER_DS back before it touches the C stack again.  Expected:
+ *   it survives; int $0x80 and sigreturn keep the odd SS, whose base
+ *   follows the CPU; the SYSENTER path returns with SS = __USER_DS; signal
+ *   handlers run on __USER_DS with sc.ss = the selector; a handler without
+ *   SA_RESTORER takes the legacy "sa_restorer is a stack" switch, which
+ *   get_sigframe() only honours inside the sigaltstack.
  * - rpl_mov, rpl_sigreturn, rpl_ptrace: the RPL 0, 1 and 2 forms (0xe8,
  *   0xe9, 0xea) against 0x40..0x42.  mov loads them into %ds/%es/%fs/%gs
  *   (and they read like 0xeb) but not %ss; sigreturn turns them into RPL 3;
@@ -384,6 +390,8 @@ TEST_F_TIMEOUT(hostile, kernel_half, 120)
  * return address) repeated every 16 bytes: whatever the base, the landing
  * pad pops the right words.
  */
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 #define SS_VSYS_EBP	0x0e0e0e0e
 #define SS_VSYS_EDX	0x0d0d0d0d
 #define SS_VSYS_ECX	0x0c0c0c0c
@@ -490,9 +498,9 @@ asm(".text\n"
     "testl %esi, %esi\n\t"
     "jz 9f\n\t"
     "movl $20, %eax\n\t"
-    "movl $0x0c0c0c0c, %ecx\n\t"
-    "movl $0x0d0d0d0d, %edx\n\t"
-    "movl $0x0e0e0e0e, %ebp\n\t"
+    "movl $" STR(SS_VSYS_ECX) ", %ecx\n\t"
+    "movl $" STR(SS_VSYS_EDX) ", %edx\n\t"
+    "movl $" STR(SS_VSYS_EBP) ", %ebp\n\t"
     "call *%esi\n"
     ".globl ss_vsys_ret\n"
     "ss_vsys_ret:\n\t"
@@ -579,7 +587,7 @@ static void ss_case(void *p)
 	if (ph_tls_set(PH_TLS_ENTRY, 0) != PH_TLS_SEL)
 		ph_raw_exit(30);
 	ss_sel = a->kind ? PH_TLS_SEL : PH_SEL;
-	ss_iters = ph_scale(120);
+	ss_iters = ph_scale(400);
 	ss_spin = ph_bochs() ? 2000 : 50000;
 	ss_pid = getpid();
 	ss_ncpu = a->cpus->n;

@@ -2,7 +2,7 @@
 /*
  * Per-CPU counter (issue 4): T threads x M increments, each one
  * "addl $1, %fs:counters", while the threads migrate: a third re-pin
- * themselves to random CPUs every few hundred increments, the others run
+ * themselves to random CPUs every thousand increments or so, the others run
  * unpinned, oversubscribed 3:1, and half of those yield now and then.
  *
  * - The sum over the slots of all[] is exactly T x M: no increment lost
@@ -32,7 +32,7 @@
 
 #define THREADS_PER_CPU		3
 #define MAX_THREADS		192
-#define M_QEMU			1000000
+#define M_QEMU			500000
 #define M_BOCHS			100000
 #define GUARD_SIZE		4096
 #define GUARD_BYTE		0xa5
@@ -73,7 +73,7 @@ static void *count_thread(void *arg)
 	while (i < w->m) {
 		uint32_t r = pda_test_rand(&w->seed);
 
-		chunk = 1 + r % 512;
+		chunk = 1 + r % 2048;
 		if (chunk > w->m - i)
 			chunk = w->m - i;
 		switch (w->kind) {

@@ -32,10 +32,10 @@
 #define THREADS_PER_CPU		4
 #define TARGET_CHECKS		1000000ULL
 /* Mean checks per pinned window: QEMU TCG, Bochs. */
-#define WINDOW_QEMU		64
+#define WINDOW_QEMU		96
 #define WINDOW_BOCHS		1024
 /* Give up (and fail) after this long. */
-#define BUDGET_QEMU_S		50
+#define BUDGET_QEMU_S		90
 #define BUDGET_BOCHS_S		150
 #define MAX_THREADS		256
 #define LOGGED			10

@@ -32,7 +32,7 @@
 #define THREADS_PER_CPU		4
 #define TARGET_CHECKS		1000000ULL
 /* Mean checks per pinned window: QEMU TCG, Bochs. */
-#define WINDOW_QEMU		96
+#define WINDOW_QEMU		256
 #define WINDOW_BOCHS		1024
 /* Give up (and fail) after this long. */
 #define BUDGET_QEMU_S		90

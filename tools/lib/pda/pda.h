@@ -27,7 +27,9 @@
  * atomic add on the slot of the CPU pda_cpu() returned).
  *
  * All libraries in a process share one CPU table, the weak symbol
- * pda_cpu_table, and one selector; each keeps its own slot arrays.
+ * pda_cpu_table, and one selector; each keeps its own slot arrays.  (A
+ * shared library built with -fvisibility=hidden gets its own copy of the
+ * table, which works too, at the cost of one more table.)
  */
 #ifndef _PDA_H
 #define _PDA_H
@@ -646,7 +648,9 @@ static inline int pda_cpu_method(void)
  * when this thread has it in %fs, else an atomic operation on the slot of
  * the CPU pda_cpu() names (atomic, because the thread may migrate between
  * the two and share that slot with a thread of another CPU).  @p0 points
- * into slot 0 of a per-CPU array.
+ * into slot 0 of a per-CPU array.  Sums are exact when all threads that
+ * update an array take the same path: a locked add from another CPU can
+ * still race with the unlocked one of the slot's own CPU.
  */
 static inline uint32_t *pda_this_cpu_ptr(uint32_t *p0, int cpu)
 {
@@ -664,6 +668,13 @@ static inline void pda_add32(uint32_t *p0, uint32_t v)
 	}
 #endif
 	cpu = pda_cpu();
+#if PDA_HAVE_SEGMENT
+	/* That first pda_cpu() may have loaded the segment: use it. */
+	if (pda_thread_ready()) {
+		pda_add32_raw(p0, v);
+		return;
+	}
+#endif
 	if (cpu < 0 || cpu >= PDA_MAX_CPUS)
 		cpu = 0;
 	__atomic_fetch_add(pda_this_cpu_ptr(p0, cpu), v, __ATOMIC_RELAXED);

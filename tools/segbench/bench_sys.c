@@ -16,6 +16,7 @@
 #define FS_NULL	0
 #define FS_UDS	1
 #define FS_TLS	2
+#define FS_PDA	3
 #define VIA_VSYSCALL 0x10
 
 static int setup_sys(const struct bench *b, char *why)
@@ -29,6 +30,8 @@ static int setup_sys(const struct bench *b, char *why)
 		return sb_seg_usable(SEL_UDS, 0, why);
 	case FS_TLS:
 		return sb_seg_usable(SEL_TLS, 0, why);
+	case FS_PDA:
+		return sb_method_probe(M_PDA, why);
 	}
 	return 0;
 }
@@ -40,6 +43,8 @@ static unsigned int fs_for(const struct bench *b)
 		return sb_segs[SEL_UDS].sel;
 	case FS_TLS:
 		return sb_segs[SEL_TLS].sel;
+	case FS_PDA:
+		return sb_pda_selector();
 	}
 	return 0;
 }
@@ -77,11 +82,14 @@ const struct bench sb_sys_benches[] = {
 	SYS("int80.fs_null", FS_NULL, "getppid via int $0x80, %fs = 0"),
 	SYS("int80.fs_user_ds", FS_UDS, "getppid via int $0x80, %fs = __USER_DS"),
 	SYS("int80.fs_tls", FS_TLS, "getppid via int $0x80, %fs = TLS selector"),
+	SYS("int80.fs_pda", FS_PDA, "getppid via int $0x80, %fs = PDA selector"),
 	SYS("vsyscall.fs_null", FS_NULL | VIA_VSYSCALL,
 	    "getppid via __kernel_vsyscall, %fs = 0"),
 	SYS("vsyscall.fs_user_ds", FS_UDS | VIA_VSYSCALL,
 	    "getppid via __kernel_vsyscall, %fs = __USER_DS"),
 	SYS("vsyscall.fs_tls", FS_TLS | VIA_VSYSCALL,
 	    "getppid via __kernel_vsyscall, %fs = TLS selector"),
+	SYS("vsyscall.fs_pda", FS_PDA | VIA_VSYSCALL,
+	    "getppid via __kernel_vsyscall, %fs = PDA selector"),
 	{ }
 };

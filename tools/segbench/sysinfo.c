@@ -3,9 +3,11 @@
  * What machine the figures came from, and whether they mean anything.
  *
  * Timing is meaningless on an emulated CPU: QEMU TCG says so in its
- * hypervisor CPUID leaf ("TCGTCGTCGTCG"); Bochs has no such leaf, so we
- * look for its names in the CPU brand string, /proc/cpuinfo and DMI, and
- * accept "pda.emul" on the kernel command line from a harness that knows.
+ * hypervisor CPUID leaf ("TCGTCGTCGTCG"); Bochs has no such leaf and
+ * emulates a real CPU model (this project's: an Atom N270), so we look for
+ * "bochs" in the CPU brand, /proc/cpuinfo and DMI, and for its ACPI OEM ID
+ * with no hypervisor leaf; and accept "pda.emul" on the kernel command
+ * line from a harness that knows.
  * ARM has no CPUID: QEMU's "virt" board says "linux,dummy-virt" in the
  * device tree, and on this project's x86 hosts an ARM guest is TCG.
  * "pda.icount" on the command line means qemu -icount shift=0, where
@@ -161,6 +163,35 @@ static void cpu_ident(struct sb_machine *m, char *hv, size_t hvlen)
 }
 #endif
 
+/*
+ * OEM ID of the firmware's ACPI tables: Bochs's BIOS (and QEMU, which
+ * took its tables from it) write "BOCHS " in the FADT and MADT, "BXPC" in
+ * the DSDT. Needs ACPI and root, which this project's SMP guests have.
+ */
+static void acpi_oem(char *oem, size_t len)
+{
+	static const char *const tabs[] = { "FACP", "APIC", "DSDT" };
+	char path[64], hdr[16];
+	size_t i;
+
+	oem[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(tabs); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/firmware/acpi/tables/%s",
+			 tabs[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr)) {
+			snprintf(oem, len, "%.6s", hdr + 10);
+			fclose(f);
+			return;
+		}
+		fclose(f);
+	}
+}
+
 static int mentions(const char *s, const char *word)
 {
 	return s && strcasestr(s, word) != NULL;
@@ -169,6 +200,7 @@ static int mentions(const char *s, const char *word)
 void sb_sysinfo(struct sb_machine *m)
 {
 	char hv[16], buf[256] = "", dmi[128] = "", model[128] = "", dt[128] = "";
+	char oem[8];
 	struct utsname u;
 	int cpus[SB_MAX_CPUS];
 	time_t now = time(NULL);
@@ -196,6 +228,7 @@ void sb_sysinfo(struct sb_machine *m)
 	/* ARM: the QEMU "virt" board names itself in the device tree. */
 	if (read_file("/sys/firmware/devicetree/base/compatible", dt, sizeof(dt)))
 		read_file("/proc/device-tree/compatible", dt, sizeof(dt));
+	acpi_oem(oem, sizeof(oem));
 	read_file("/sys/class/dmi/id/sys_vendor", dmi, sizeof(dmi));
 	read_file("/sys/class/dmi/id/bios_vendor", buf, sizeof(buf));
 	strncat(dmi, buf, sizeof(dmi) - strlen(dmi) - 1);
@@ -213,6 +246,14 @@ void sb_sysinfo(struct sb_machine *m)
 		/* QEMU's own CPU models without KVM's hypervisor leaf. */
 		m->mode = MODE_EMULATED;
 		snprintf(m->virt, sizeof(m->virt), "QEMU (emulated CPU model)");
+	} else if (!hv[0] && (!strncmp(oem, "BOCHS", 5) ||
+			       !strncmp(oem, "BXPC", 4))) {
+		/*
+		 * Bochs firmware and no hypervisor leaf: QEMU would have
+		 * shown TCG's or KVM's. Bochs sets no leaf of its own.
+		 */
+		m->mode = MODE_EMULATED;
+		snprintf(m->virt, sizeof(m->virt), "Bochs (emulated, ACPI OEM)");
 	} else if (!strcmp(dt, "linux,dummy-virt")) {
 		/* This project's ARM guests run under TCG on an x86 host. */
 		m->mode = MODE_EMULATED;

@@ -35,11 +35,10 @@
 #define READERS_PER_CPU		2
 #define MAX_READERS		128
 #define WINDOW			32
-#define ROUNDS_QEMU		3
-#define ROUNDS_BOCHS		1
+/* Offline/online cycles of each hotpluggable CPU (also in Bochs). */
+#define ROUNDS			5
 /* How long a CPU stays offline (and online), readers running. */
-#define DWELL_US_QEMU		100000
-#define DWELL_US_BOCHS		300000
+#define DWELL_US		100000
 #define LOGGED			10
 
 struct shared {
@@ -191,9 +190,7 @@ FIXTURE_TEARDOWN(hotplug)
 
 TEST_F_TIMEOUT(hotplug, offline_online, 280)
 {
-	int bochs = pda_test_bochs();
-	int rounds = bochs ? ROUNDS_BOCHS : ROUNDS_QEMU;
-	int dwell = bochs ? DWELL_US_BOCHS : DWELL_US_QEMU;
+	int rounds = ROUNDS, dwell = DWELL_US;
 	struct shared *sh = &self->sh;
 	int round, i, cycles = 0, bad_after = 0, err;
 	uint64_t start = pda_test_now_ns();

@@ -28,7 +28,7 @@ def qemu_cmd(target, image, initrd, append, accel, icount=False):
                "host" if accel == "kvm" else "max,vendor=GenuineIntel"]
     if icount:
         cmd += ["-icount", "shift=0,sleep=off"]
-    cmd += ["-accel", accel, "-smp", str(target.cpus), "-m", "512M",
+    cmd += ["-accel", os.environ.get("PDA_ACCEL", accel), "-smp", str(target.cpus), "-m", "512M",
             "-nographic", "-no-reboot", "-kernel", image, "-initrd", initrd,
             "-append", append]
     return [str(c) for c in cmd]

@@ -49,6 +49,7 @@ def build_segbench(arch, out, log):
 def build_x86_selftests(tree, out, log):
     """The upstream 32-bit x86 selftests, static (no loader in guest)."""
     sdir = Path(tree) / "tools/testing/selftests/x86"
+    Path(out).mkdir(parents=True, exist_ok=True)
     run(["make", "-C", sdir, "all_32", f"OUTPUT={out}",
          "CC=" + CC["i386"].replace("-m32 ", "")], log,
         what="x86 selftests")

@@ -2,7 +2,8 @@
 /*
  * Shared helpers of the x86_pda_* guest tests: the online CPUs, pinning,
  * a clock, a per-thread PRNG, the Bochs switch, and sysfs CPU hotplug.
- * The user library under test is tools/lib/pda/pda.h.  Header only.
+ * The user library under test is tools/lib/pda/pda.h.  Header only; like
+ * cpulist.h it wants _GNU_SOURCE defined before the first #include.
  */
 #ifndef PDA_TESTS_PDA_TEST_H
 #define PDA_TESTS_PDA_TEST_H

@@ -256,6 +256,9 @@ struct ph_result {
 /* Shared with the ph_run() child; set up by ph_init(). */
 static struct ph_result *ph_res;
 
+/* If set, the fault handler calls it before exiting (to save progress). */
+static void (*ph_fatal_hook)(void);
+
 static inline int ph_init(void)
 {
 	int i;
@@ -305,6 +308,8 @@ ph_fatal(int sig, siginfo_t *si, void *ctx)
 	ph_res->es = g[REG_ES] & 0xffff;
 	ph_res->fs = g[REG_FS] & 0xffff;
 	ph_res->gs = g[REG_GS] & 0xffff;
+	if (ph_fatal_hook)
+		ph_fatal_hook();
 	ph_raw_exit(PH_EXIT_SIGNALLED);
 }
 

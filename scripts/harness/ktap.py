@@ -96,15 +96,22 @@ def parse_console(text):
     return rep
 
 
-def known_failures(target):
-    """{test: reason} from tests/known-failures for this target."""
-    known = {}
-    path = REPO / "tests/known-failures"
+def _listed(path, target):
+    """{test: reason} for this target from a `target test reason` file."""
+    listed = {}
     for line in path.read_text().splitlines() if path.exists() else []:
         words = line.split("#", 1)[0].split(None, 2)
         if len(words) == 3 and (words[0] == target or words[0] == "*"):
-            known[words[1]] = words[2]
-    return known
+            listed[words[1]] = words[2]
+    return listed
+
+
+def known_failures(target):
+    return _listed(REPO / "tests/known-failures", target)
+
+
+def not_run(target):
+    return _listed(REPO / "tests/not-run", target)
 
 
 def apply_known(rep, target):

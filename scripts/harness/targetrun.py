@@ -5,7 +5,7 @@ import contextlib
 import fcntl
 from pathlib import Path
 
-from . import boot, guest, kbuild
+from . import boot, guest, kbuild, ktap
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, reset_log, say
 
@@ -73,10 +73,17 @@ def user_space(arch, tree):
     return _user_built[arch]
 
 
-def initramfs(target, tree, cpio, programs, extra_dir=None):
+def initramfs(target, tree, cpio, programs, extra_dir=None, label=None):
+    """Returns the tests left out by tests/not-run, as skip results."""
     init, progs = user_space(target.user_arch, tree)
     fs = guest.Initramfs(init)
+    left_out = ktap.not_run(label or target.name)
+    skipped = []
     for name, exe, argv in progs if programs is None else programs:
+        if name in left_out:
+            skipped.append(ktap.Result(name, "skip",
+                                       f"not run here: {left_out[name]}"))
+            continue
         fs.add_test(name, exe, argv)
     if extra_dir:
         for exe in guest.extra_tests(extra_dir, target.user_arch):
@@ -84,7 +91,7 @@ def initramfs(target, tree, cpio, programs, extra_dir=None):
     log = LOGS / target.name / "initramfs.log"
     reset_log(log)
     fs.write(tree, cpio, log)
-    return cpio
+    return skipped
 
 
 def boot_qemu(target, bdir, cpio, timeout, label=None, icount=False,

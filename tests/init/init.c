@@ -55,6 +55,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -797,6 +798,9 @@ static void __attribute__((noreturn)) finish_pid1(bool do_reboot)
 {
 	printf("# pda-init: done\n");
 	fflush(stdout);
+	/* A slow emulated UART (Bochs) still holds our last lines. */
+	tcdrain(STDOUT_FILENO);
+	sleep(1);
 	sync();
 	if (do_reboot) {
 		reboot(RB_AUTOBOOT);

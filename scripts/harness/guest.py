@@ -56,14 +56,25 @@ def build_x86_selftests(tree, out, log):
     return sorted(p for p in Path(out).glob("*_32") if p.is_file())
 
 
+def install_headers(arch, tree, log):
+    """The tree's uAPI headers, as the selftests' KHDR_INCLUDES wants:
+    the cross toolchains ship older ones (no AT_RSEQ_* on armhf)."""
+    out = BUILD / f"headers-{arch}"
+    run(["make", "-C", tree, f"ARCH={arch}", f"O={out}",
+         f"INSTALL_HDR_PATH={out}/usr", "headers_install"], log,
+        what=f"headers_install ({arch})")
+    return out / "usr/include"
+
+
 def build_rseq_selftests(arch, tree, out, log):
     sdir = Path(tree) / "tools/testing/selftests/rseq"
     Path(out).mkdir(parents=True, exist_ok=True)
+    headers = install_headers(arch, tree, log)
     built = []
     for name, src, cflags, argv in RSEQ_TESTS:
         exe = Path(out) / src.replace(".c", "")
         if not exe.exists() or exe.stat().st_mtime < (sdir / src).stat().st_mtime:
-            run(_cc(arch) + ["-O2", "-Wall", f"-I{sdir}",
+            run(_cc(arch) + ["-O2", "-Wall", f"-I{sdir}", "-isystem", headers,
                              f"-I{Path(tree) / 'tools/include'}"] + cflags +
                 [sdir / src, sdir / "rseq.c", "-lpthread", "-o", exe],
                 log, what=f"rseq selftest {src} ({arch})")

@@ -75,7 +75,7 @@ def bochs_target(tree, extra):
     # genimage.sh copies FDINITRD into the ISO but leaves initrd= out of
     # isolinux.cfg, so name it in the command line ourselves.
     args = (f"initrd={cpio.name} console=ttyS0 panic=-1 pda.cpus={BOCHS_CPUS} "
-            f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs")
+            f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs pda.emul")
     with Phase("bochs", "make isoimage", log), \
             targetrun.build_lock(target.name):
         kbuild.build(target, tree, bdir, log,

@@ -3,13 +3,13 @@
  * User per-CPU segment for 32-bit x86.
  *
  * Each CPU's GDT holds its own copy of entry PDA_USER_GDT_ENTRY: a flat
- * DPL-3 data segment based at cpu << PDA_USER_SHIFT.  Nothing ever has to
- * rewrite it when a thread migrates: the kernel reloads the user's %fs on
- * every return to user space (RESTORE_REGS pops it), and that load takes
- * the hidden base from the GDT of the CPU the thread is now on.  A thread
- * that keeps the selector in %fs therefore always sees its current CPU's
- * base, and a single instruction through it cannot be split by a
- * migration.
+ * DPL-3 data segment based at cpu << PDA_USER_SHIFT.  Nothing has to
+ * rewrite it when a thread migrates: every return to user space loads the
+ * user's %fs again (RESTORE_REGS pops it, the SYSEXIT path moves it from
+ * pt_regs), and that load takes the hidden base from the GDT of the CPU
+ * the thread is now on.  A thread that keeps the selector in %fs therefore
+ * always sees its current CPU's base, and a single instruction through it
+ * cannot be split by a migration.
  *
  * The descriptor is no more powerful than a set_thread_area() TLS entry:
  * same type, same DPL, and paging still guards the kernel half.
@@ -18,7 +18,6 @@
 #include <linux/build_bug.h>
 #include <linux/elf.h>
 #include <linux/init.h>
-#include <linux/smp.h>
 
 #include <asm/desc.h>
 #include <asm/hwcap2.h>
@@ -28,18 +27,6 @@
 static_assert(GDT_ENTRY_PDA_USER == PDA_USER_GDT_ENTRY);
 static_assert(GDT_ENTRY_PDA_USER < GDT_ENTRIES);
 static_assert(PDA_USER_SLOT_SIZE == 1 << PDA_USER_SHIFT);
-
-/* Page-granular 4 GiB limit: the slot table may live anywhere. */
-#define PDA_USER_LIMIT	0xfffff
-
-struct desc_struct pda_user_seg_desc(unsigned int cpu)
-{
-	unsigned long base = (unsigned long)cpu << PDA_USER_SHIFT;
-	struct desc_struct d = GDT_ENTRY_INIT(DESC_DATA32 | DESC_USER, base,
-					      PDA_USER_LIMIT);
-
-	return d;
-}
 
 /*
  * Called from cpu_init_exception_handling() on every CPU as it comes up,
@@ -51,5 +38,12 @@ void pda_setup_user_seg(unsigned int cpu)
 
 	write_gdt_entry(get_cpu_gdt_rw(cpu), GDT_ENTRY_PDA_USER, &d,
 			DESCTYPE_S);
-	elf_hwcap2 |= HWCAP2_PDA_USER_SEG;
 }
+
+/* Before init runs, so every process sees the same AT_HWCAP2. */
+static int __init pda_user_seg_hwcap(void)
+{
+	elf_hwcap2 |= HWCAP2_PDA_USER_SEG;
+	return 0;
+}
+arch_initcall(pda_user_seg_hwcap);

@@ -5,8 +5,20 @@
 #include <asm/desc_defs.h>
 #include <uapi/asm/pda.h>
 
+/*
+ * The user per-CPU segment: flat, read/write, DPL 3, page granular with a
+ * 4 GiB limit so the slot table may live anywhere, based at this CPU's slot.
+ */
+static inline struct desc_struct pda_user_seg_desc(unsigned int cpu)
+{
+	unsigned long base = (unsigned long)cpu << PDA_USER_SHIFT;
+	struct desc_struct d = GDT_ENTRY_INIT(DESC_DATA32 | DESC_USER, base,
+					      0xfffff);
+
+	return d;
+}
+
 #ifdef CONFIG_X86_PDA_USER_SEG
-struct desc_struct pda_user_seg_desc(unsigned int cpu);
 void pda_setup_user_seg(unsigned int cpu);
 #else
 static inline void pda_setup_user_seg(unsigned int cpu) { }

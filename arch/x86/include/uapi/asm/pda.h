@@ -11,6 +11,10 @@
  * PDA_USER_SLOT_SIZE-byte slots, and "addl $1, %fs:counters" bumps this
  * CPU's slot.  AT_HWCAP2 has HWCAP2_PDA_USER_SEG set when the kernel
  * provides it.
+ *
+ * Use it through %fs or %gs only: the SYSEXIT return path resets %ds and
+ * %es to __USER_DS.  "One instruction" means one user instruction: an
+ * instruction the kernel emulates (UMIP) may complete on another CPU.
  */
 #define PDA_USER_GDT_ENTRY	29
 #define PDA_USER_SELECTOR	(PDA_USER_GDT_ENTRY * 8 + 3)	/* 0xeb */

@@ -15,6 +15,18 @@
  *   slot, and guard pages around and between the arrays keep their
  *   pattern: nothing is written outside the slot words.
  * - pda_slot_add() (checked) and pda_slot_add_raw() both count.
+ *
+ * And the library's rules around it (tools/lib/pda/pda.h):
+ * - unfilled_table: with 0xeb in %fs but the shared CPU table never
+ *   filled (%fs loaded by someone else, or inherited by a thread),
+ *   pda_cpu() still returns the right CPU, pinned to each in turn.
+ * - mode.mixed_locked: the process mode was decided PDA_MODE_LOCKED (first
+ *   use from a thread whose %fs is busy); threads with the segment and
+ *   threads with %fs busy then all add with locked atomics, migrating
+ *   freely, and the sum is exactly T x M.
+ * - mode.mixed_segment: in PDA_MODE_SEGMENT a thread whose %fs is busy gets
+ *   EBUSY from pda_slot_add() and adds nothing, the others add through
+ *   %fs, and the sum is exactly theirs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -228,6 +240,228 @@ TEST_F_TIMEOUT(counter, exact_sum, 280)
 	EXPECT_TRUE(guard_intact(arena.guard_lo, "guard_lo", _metadata));
 	EXPECT_TRUE(guard_intact(arena.guard_mid, "guard_mid", _metadata));
 	EXPECT_TRUE(guard_intact(arena.guard_hi, "guard_hi", _metadata));
+}
+
+/* __USER_DS of the i386 kernel: a selector %fs may legitimately hold. */
+#define USER_DS		0x7b
+#define MIXED_M		100000
+
+static void load_fs(unsigned int sel)
+{
+	asm volatile("movl %0, %%fs" : : "r" (sel) : "memory");
+}
+
+struct unfilled {
+	const int *cpus;
+	int ncpus;
+	int bad;
+	int first;
+};
+
+/* A thread that inherited 0xeb and never called pda_init_thread(). */
+static void *unfilled_thread(void *arg)
+{
+	struct unfilled *u = arg;
+	int i, r;
+
+	for (i = 0; i < u->ncpus; i++) {
+		if (pda_test_pin(u->cpus[i])) {
+			u->bad++;
+			continue;
+		}
+		for (r = 0; r < 20; r++) {
+			int got = pda_cpu();
+
+			if (i == 0 && r == 0)
+				u->first = got;
+			if (got != u->cpus[i])
+				u->bad++;
+		}
+	}
+	return NULL;
+}
+
+TEST(unfilled_table)
+{
+	int cpus[CPU_SETSIZE], n, i, bad = 0;
+	struct unfilled u = { 0 };
+	pthread_t t;
+
+	n = pda_test_online(cpus, CPU_SETSIZE);
+	ASSERT_LT(0, n);
+	ASSERT_TRUE(pda_available());
+	/* A fresh test process: nothing filled the table yet. */
+	ASSERT_NE(PDA_TABLE_READY, pda_cpu_table_ready);
+	ASSERT_EQ(0, pda_cpu_table[n > 1 ? 1 : 0].s32[0]);
+	/* %fs as another library (or a parent thread) would leave it. */
+	load_fs(PDA_USER_SELECTOR);
+	u.cpus = cpus;
+	u.ncpus = n;
+	ASSERT_EQ(0, pthread_create(&t, NULL, unfilled_thread, &u));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	TH_LOG("inherited %%fs, unfilled table: first pda_cpu() %d on cpu %d, %d mismatches",
+	       u.first, cpus[0], u.bad);
+	EXPECT_EQ(0, u.bad);
+	EXPECT_EQ(PDA_TABLE_READY, pda_cpu_table_ready);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, pda_test_pin(cpus[i]));
+		if (pda_cpu() != cpus[i] || pda_cpu_raw() != cpus[i])
+			bad++;
+	}
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(PDA_METHOD_SEGMENT, pda_cpu_method());
+	pda_test_unpin();
+}
+
+struct mixed {
+	pthread_t tid;
+	int busy;		/* load USER_DS into %fs first */
+	uint32_t seed;
+	const int *cpus;
+	int ncpus;
+	unsigned int added, refused, other_err, method;
+	int init_ret, init_errno, errno_kept;
+};
+
+static PDA_DEFINE_SLOTS(mixed_slots) __attribute__((aligned(4096)));
+
+static void *mixed_thread(void *arg)
+{
+	struct mixed *m = arg;
+	unsigned int i;
+
+	if (m->busy)
+		load_fs(USER_DS);
+	errno = 0;
+	m->init_ret = pda_init_thread();
+	m->init_errno = errno;
+	m->errno_kept = 1;
+	for (i = 0; i < MIXED_M; i++) {
+		uint32_t r = pda_test_rand(&m->seed);
+
+		if ((r & 1023) == 0)
+			pda_test_pin(m->cpus[(r >> 10) % m->ncpus]);
+		else if ((r & 1023) == 1)
+			pda_test_unpin();
+		else if ((r & 1023) == 2)
+			sched_yield();
+		errno = 1234;
+		if (!pda_slot_inc(mixed_slots)) {
+			m->added++;
+			if (errno != 1234)
+				m->errno_kept = 0;
+		} else if (errno == EBUSY) {
+			m->refused++;
+		} else {
+			m->other_err++;
+		}
+	}
+	m->method = pda_cpu_method();
+	return NULL;
+}
+
+/* Runs 2 threads per CPU, even ones with the segment, odd ones busy. */
+static int run_mixed(struct mixed *w, int nthreads, const int *cpus, int n)
+{
+	int i;
+
+	memset(mixed_slots, 0, sizeof(mixed_slots));
+	for (i = 0; i < nthreads; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].busy = i & 1;
+		w[i].seed = 0x9e3779b9u * (i + 1);
+		w[i].cpus = cpus;
+		w[i].ncpus = n;
+		if (pthread_create(&w[i].tid, NULL, mixed_thread, &w[i]))
+			return -1;
+	}
+	for (i = 0; i < nthreads; i++)
+		pthread_join(w[i].tid, NULL);
+	return 0;
+}
+
+/* No state: a fixture only for TEST_F_TIMEOUT. */
+FIXTURE(mode) {
+	int unused;
+};
+
+FIXTURE_SETUP(mode)
+{
+}
+
+FIXTURE_TEARDOWN(mode)
+{
+}
+
+TEST_F_TIMEOUT(mode, mixed_locked, 280)
+{
+	int cpus[CPU_SETSIZE], n, i, nthreads;
+	struct mixed w[16];
+	uint64_t sum, added = 0;
+
+	n = pda_test_online(cpus, CPU_SETSIZE);
+	ASSERT_LT(0, n);
+	nthreads = 2 * n > 16 ? 16 : 2 * n;
+	/* The first use comes from a thread whose %fs is someone else's. */
+	load_fs(USER_DS);
+	ASSERT_EQ(PDA_MODE_LOCKED, pda_mode());
+	load_fs(0);
+	errno = 0;
+	ASSERT_EQ(-1, pda_set_mode(PDA_MODE_SEGMENT));
+	ASSERT_EQ(EBUSY, errno);
+	ASSERT_EQ(0, run_mixed(w, nthreads, cpus, n));
+	for (i = 0; i < nthreads; i++) {
+		TH_LOG("thread %d (%s): init %d (%s), %u added, %u refused, %u errors, via %s",
+		       i, w[i].busy ? "fs busy" : "segment", w[i].init_ret,
+		       w[i].init_ret ? strerror(w[i].init_errno) : "ok",
+		       w[i].added, w[i].refused, w[i].other_err,
+		       pda_cpu_method_name(w[i].method));
+		EXPECT_EQ(w[i].busy ? -1 : 0, w[i].init_ret);
+		EXPECT_EQ(MIXED_M, w[i].added);
+		EXPECT_TRUE(w[i].errno_kept);
+		if (!w[i].busy)
+			EXPECT_EQ(PDA_METHOD_SEGMENT, w[i].method);
+		added += w[i].added;
+	}
+	sum = pda_slots_sum32(mixed_slots, PDA_MAX_CPUS, 0);
+	TH_LOG("PDA_MODE_LOCKED, %d threads (half with %%fs busy) x %u: sum %llu",
+	       nthreads, MIXED_M, (unsigned long long)sum);
+	EXPECT_EQ((uint64_t)nthreads * MIXED_M, sum);
+	EXPECT_EQ(added, sum);
+}
+
+TEST_F_TIMEOUT(mode, mixed_segment, 280)
+{
+	int cpus[CPU_SETSIZE], n, i, nthreads;
+	struct mixed w[16];
+	uint64_t sum, added = 0;
+
+	n = pda_test_online(cpus, CPU_SETSIZE);
+	ASSERT_LT(0, n);
+	nthreads = 2 * n > 16 ? 16 : 2 * n;
+	ASSERT_EQ(0, pda_init_thread());
+	ASSERT_EQ(PDA_MODE_SEGMENT, pda_mode());
+	errno = 0;
+	ASSERT_EQ(-1, pda_set_mode(PDA_MODE_LOCKED));
+	ASSERT_EQ(EBUSY, errno);
+	ASSERT_EQ(0, run_mixed(w, nthreads, cpus, n));
+	for (i = 0; i < nthreads; i++) {
+		TH_LOG("thread %d (%s): init %d (%s), %u added, %u refused, %u errors",
+		       i, w[i].busy ? "fs busy" : "segment", w[i].init_ret,
+		       w[i].init_ret ? strerror(w[i].init_errno) : "ok",
+		       w[i].added, w[i].refused, w[i].other_err);
+		EXPECT_EQ(w[i].busy ? -1 : 0, w[i].init_ret);
+		EXPECT_EQ(w[i].busy ? 0 : MIXED_M, w[i].added);
+		EXPECT_EQ(w[i].busy ? MIXED_M : 0, w[i].refused);
+		EXPECT_EQ(0, w[i].other_err);
+		EXPECT_TRUE(w[i].errno_kept);
+		added += w[i].added;
+	}
+	sum = pda_slots_sum32(mixed_slots, PDA_MAX_CPUS, 0);
+	TH_LOG("PDA_MODE_SEGMENT, %d threads (half with %%fs busy, refused) x %u: sum %llu",
+	       nthreads, MIXED_M, (unsigned long long)sum);
+	EXPECT_EQ((uint64_t)(nthreads / 2) * MIXED_M, sum);
+	EXPECT_EQ(added, sum);
 }
 
 TEST_HARNESS_MAIN

@@ -13,26 +13,41 @@
  *
  * One instruction is never split by preemption or migration, and the
  * kernel reloads %fs (so its hidden base) on every return to user space,
- * so neither needs a lock prefix nor a restartable sequence.  See pda(7).
+ * so neither needs a lock prefix nor a restartable sequence.  See pda(7),
+ * whose source is Documentation/pda.7 in this tree.
  *
  *	if (pda_init_thread())		once per thread: load %fs
  *		...			no segment: pda_cpu() falls back
  *	cpu = pda_cpu();		segment, or getcpu_cache, rseq, vDSO,
  *					getcpu(2), whichever works first
  *	static struct pda_slot hits[PDA_MAX_CPUS];
- *	pda_slot_add(hits, 1);		one "addl" when the segment is in %fs
+ *	pda_slot_add(hits, 1);		one "addl" in PDA_MODE_SEGMENT
  *
  * On other architectures, and on kernels without the segment, everything
  * here still works through the fallbacks (the slot helpers then use an
  * atomic add on the slot of the CPU pda_cpu() returned).
  *
+ * The one rule of the slot helpers: within one process, either every
+ * thread updates the per-CPU arrays through the segment, or every thread
+ * uses locked atomics.  An unlocked "addl %fs:slot" on CPU c is atomic only
+ * against other code on CPU c; it is a load and a store to the other CPUs,
+ * so a locked add from CPU d to slot c can fall between them and be lost.
+ * The process therefore picks one mode, once, on first use (pda_mode()):
+ * PDA_MODE_SEGMENT if the kernel has the segment and the first thread to
+ * ask can load it, else PDA_MODE_LOCKED.  In PDA_MODE_SEGMENT a thread whose
+ * %fs holds some other selector cannot update: pda_slot_add() returns -1
+ * with errno EBUSY there, and never falls back to a locked add.
+ *
  * All libraries in a process share one CPU table, the weak symbol
- * pda_cpu_table, and one selector; each keeps its own slot arrays.  (A
- * shared library built with -fvisibility=hidden gets its own copy of the
- * table, which works too, at the cost of one more table.)
+ * pda_cpu_table, one mode, pda_process_mode, and one selector; each keeps
+ * its own slot arrays.  These symbols have default visibility explicitly,
+ * so that -fvisibility=hidden does not make them private to one shared
+ * library; a version script that makes them local still does, which
+ * stays correct (that library fills and uses its own table, and its
+ * helpers follow their own mode on its own arrays) at the cost of a copy.
  */
-#ifndef _PDA_H
-#define _PDA_H
+#ifndef TOOLS_LIB_PDA_PDA_H
+#define TOOLS_LIB_PDA_PDA_H
 
 #include <elf.h>
 #include <errno.h>
@@ -72,13 +87,24 @@
 #define PDA_X86_32		0
 #endif
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The symbols every library of a process shares (with #pragma weak). */
+#define PDA_SHARED		__attribute__((visibility("default")))
+
 /*
- * Slots every per-CPU array has, and entries of pda_cpu_table: glibc's
- * CPU_SETSIZE, 16 times the largest NR_CPUS a 32-bit x86 kernel can be
- * built with (64).  Part of the ABI between the libraries of a process:
- * every copy of this header must agree on it.
+ * Slots every per-CPU array has, and entries of pda_cpu_table: 64, the
+ * largest NR_CPUS a 32-bit x86 kernel can be built with
+ * (NR_CPUS_RANGE_END in arch/x86/Kconfig), so every CPU number the segment
+ * can yield has its slot, and an array is one 4 KiB page.  Without the
+ * segment (a 64-bit kernel, ARM) CPU numbers may be higher: the fallback
+ * then folds CPU n onto slot n % PDA_MAX_CPUS, which stays exact because
+ * that path only uses locked atomics.  Part of the ABI between the
+ * libraries of a process: every copy of this header must agree on it.
  */
-#define PDA_MAX_CPUS		1024
+#define PDA_MAX_CPUS		64
 #define PDA_SLOT_WORDS		(PDA_USER_SLOT_SIZE / 4)
 
 /*
@@ -103,27 +129,49 @@ struct pda_slot {
 #define pda_slot_ptr(slots, cpu)	(&(slots)[(cpu)])
 
 /*
+ * pda_cpu_table_ready and pda_process_mode hold values a null or PDA %fs
+ * can be compared with in one instruction: the selector with bit 16 set
+ * (a selector has 16 bits), so that "%fs is 0xeb and X" is one branch.
+ */
+#define PDA_FS_KEY(sel)		((int)((sel) | 0x10000U))
+#define PDA_TABLE_READY		PDA_FS_KEY(PDA_USER_SELECTOR)
+
+/*
  * The shared CPU table: word 0 of slot i holds i.  Weak, so that every
  * library including this header and the program itself end up with one
- * copy (the convention of the getcpu_cache __getcpu_cache_tls symbol).
- * pda_table_fill() fills it once; pda_cpu_table_ready says it is done.
+ * copy (the convention of the getcpu_cache __getcpu_cache_tls symbol),
+ * and default visibility (see above).  pda_table_fill() fills it once;
+ * pda_cpu_table_ready is PDA_TABLE_READY when it is done, 0 before.
  */
-struct pda_slot pda_cpu_table[PDA_MAX_CPUS];
-int pda_cpu_table_ready;
+PDA_SHARED struct pda_slot pda_cpu_table[PDA_MAX_CPUS];
+PDA_SHARED int pda_cpu_table_ready;
 #pragma weak pda_cpu_table
 #pragma weak pda_cpu_table_ready
 
 /*
+ * The process's slot mode (see the rule at the top), shared like the
+ * table: 0 until the first use decides it, for good, with a CAS.
+ */
+#define PDA_MODE_UNDECIDED	0
+#define PDA_MODE_SEGMENT	PDA_FS_KEY(PDA_USER_SELECTOR)
+#define PDA_MODE_LOCKED		0x20000
+
+PDA_SHARED int pda_process_mode;
+#pragma weak pda_process_mode
+
+/*
  * getcpu_cache(2) (syscall 463 on x86-32 and ARM with the PDA series):
  * the kernel keeps a registered int32_t equal to the current CPU.  The
- * seed's convention: one thread-local __getcpu_cache_tls, weak, shared by
- * every library; -1 until the kernel wrote it.
+ * getcpu_cache proposal's convention: one thread-local __getcpu_cache_tls,
+ * weak, shared by every library; -1 until the kernel wrote it.  The name
+ * is reserved, but it is that proposal's, shared with code outside this
+ * header, so it is kept.
  */
 #define PDA_NR_getcpu_cache	463
 #define PDA_GETCPU_CACHE_GET	0
 #define PDA_GETCPU_CACHE_SET	1
 
-__thread int32_t __getcpu_cache_tls = -1;
+PDA_SHARED __thread int32_t __getcpu_cache_tls = -1;
 #pragma weak __getcpu_cache_tls
 
 /* How pda_cpu() found the CPU number in this thread, for reports. */
@@ -158,11 +206,13 @@ static inline void pda_table_fill(void)
 {
 	int i;
 
-	if (__atomic_load_n(&pda_cpu_table_ready, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&pda_cpu_table_ready, __ATOMIC_ACQUIRE) ==
+	    PDA_TABLE_READY)
 		return;
 	for (i = 0; i < PDA_MAX_CPUS; i++)
 		__atomic_store_n(&pda_cpu_table[i].s32[0], i, __ATOMIC_RELAXED);
-	__atomic_store_n(&pda_cpu_table_ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&pda_cpu_table_ready, PDA_TABLE_READY,
+			 __ATOMIC_RELEASE);
 }
 
 #if PDA_X86_32
@@ -229,8 +279,11 @@ static inline int pda_verw(unsigned int sel)
 static inline int pda_available(void)
 {
 	unsigned int ar, limit;
+	int saved_errno = errno;
+	unsigned long hwcap2 = getauxval(AT_HWCAP2);
 
-	if (!(getauxval(AT_HWCAP2) & HWCAP2_PDA_USER_SEG))
+	errno = saved_errno;	/* getauxval() sets ENOENT if absent */
+	if (!(hwcap2 & HWCAP2_PDA_USER_SEG))
 		return 0;
 	if (!pda_verr(PDA_USER_SELECTOR) || !pda_verw(PDA_USER_SELECTOR))
 		return 0;
@@ -248,23 +301,86 @@ static inline int pda_thread_ready(void)
 	return pda_read_fs() == PDA_USER_SELECTOR;
 }
 
+/* %fs as a key: equals PDA_TABLE_READY/PDA_MODE_SEGMENT if it is 0xeb. */
+static inline int pda_fs_key(void)
+{
+	return PDA_FS_KEY(pda_read_fs());
+}
+
+/* Can this thread hold the segment: %fs is 0xeb, or null (RPL 0-3)? */
+static inline int pda_fs_free(unsigned int fs)
+{
+	return fs == PDA_USER_SELECTOR || !(fs & ~3U);
+}
+
+/*
+ * The process's slot mode, decided on the first call in the process (by
+ * any helper): PDA_MODE_SEGMENT if the kernel has the segment and the
+ * calling thread's %fs is free for it, else PDA_MODE_LOCKED.  Never
+ * changes afterwards (but is inherited by fork and reset by exec).
+ */
+static inline int pda_mode(void)
+{
+	int mode = __atomic_load_n(&pda_process_mode, __ATOMIC_RELAXED);
+	int undecided = PDA_MODE_UNDECIDED;
+
+	if (mode != PDA_MODE_UNDECIDED)
+		return mode;
+	mode = pda_fs_free(pda_read_fs()) && pda_available() ?
+	       PDA_MODE_SEGMENT : PDA_MODE_LOCKED;
+	if (!__atomic_compare_exchange_n(&pda_process_mode, &undecided, mode,
+					 0, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
+		mode = undecided;	/* another thread decided first */
+	return mode;
+}
+
+/*
+ * Chooses the mode before anything else decided it: 0, or -1 with errno
+ * EINVAL (not a mode; SEGMENT without the segment) or EBUSY (already
+ * decided otherwise).  For programs that know better than the first use.
+ */
+static inline int pda_set_mode(int mode)
+{
+	int undecided = PDA_MODE_UNDECIDED;
+
+	if ((mode != PDA_MODE_SEGMENT && mode != PDA_MODE_LOCKED) ||
+	    (mode == PDA_MODE_SEGMENT && !pda_available())) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (__atomic_compare_exchange_n(&pda_process_mode, &undecided, mode,
+					0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+	    undecided == mode)
+		return 0;
+	errno = EBUSY;
+	return -1;
+}
+
 /*
  * Loads the selector into %fs for the calling thread (each thread, and
- * again after exec).  Returns 0, or -1 with errno ENOTSUP when the kernel
- * has no segment, or EBUSY when %fs already holds another selector that
- * someone else uses.
+ * again after exec), and makes sure the CPU table is filled (also when
+ * %fs already held the selector, inherited through clone() or loaded by
+ * another library).  Decides the process's mode if nothing did yet.
+ * Returns 0, or -1 with errno ENOTSUP when the kernel has no segment, or
+ * EBUSY when %fs already holds another selector that someone else uses.
+ * In PDA_MODE_LOCKED it still loads %fs, for pda_cpu(); the slot helpers
+ * then use locked atomics all the same.
  */
 static inline int pda_init_thread(void)
 {
 	unsigned int fs = pda_read_fs();
 
-	if (fs == PDA_USER_SELECTOR)
+	pda_mode();
+	if (fs == PDA_USER_SELECTOR) {
+		pda_table_fill();
 		return 0;
+	}
 	if (!pda_available()) {
 		errno = ENOTSUP;
 		return -1;
 	}
-	if (fs & ~3U) {
+	if (!pda_fs_free(fs)) {
 		errno = EBUSY;
 		return -1;
 	}
@@ -279,21 +395,25 @@ static inline int pda_init_thread(void)
  * The segment read alone: one "movl %fs:pda_cpu_table, %reg".  Only
  * after pda_init_thread() returned 0 in this thread.  Volatile, so that
  * the compiler neither merges two reads nor moves one across a call that
- * may migrate the thread.
+ * may migrate the thread.  The operand is the whole table, because the
+ * read lands in slot "cpu", not slot 0.
  */
 static inline int pda_cpu_raw(void)
 {
 	int cpu;
 
 	__asm__ __volatile__ ("movl %%fs:%1, %0"
-			      : "=r" (cpu) : "m" (pda_cpu_table[0].s32[0]));
+			      : "=r" (cpu) : "m" (pda_cpu_table));
 	return cpu;
 }
 
 /*
  * One instruction through %fs on word @p0 of slot 0 of a per-CPU array,
  * which the segment base turns into the same word of this CPU's slot.
- * Only after pda_init_thread() returned 0 in this thread.
+ * Only after pda_init_thread() returned 0 in this thread, and only in
+ * PDA_MODE_SEGMENT, or on arrays no thread updates with locked atomics
+ * (the checked helpers do, in PDA_MODE_LOCKED).  The "memory" clobbers:
+ * the word reached is in slot "cpu", which *p0 does not name.
  */
 static inline void pda_add32_raw(uint32_t *p0, uint32_t v)
 {
@@ -305,7 +425,8 @@ static inline uint32_t pda_read32_raw(const uint32_t *p0)
 {
 	uint32_t v;
 
-	__asm__ __volatile__ ("movl %%fs:%1, %0" : "=r" (v) : "m" (*p0));
+	__asm__ __volatile__ ("movl %%fs:%1, %0" : "=r" (v) : "m" (*p0)
+			      : "memory");
 	return v;
 }
 
@@ -321,10 +442,10 @@ static inline void pda_write32_raw(uint32_t *p0, uint32_t v)
  * only ones that reach this word through %fs.  Returns the old value.
  */
 static inline uint32_t pda_cmpxchg32_raw(uint32_t *p0, uint32_t old,
-					 uint32_t new)
+					 uint32_t val)
 {
 	__asm__ __volatile__ ("cmpxchgl %2, %%fs:%1"
-			      : "+a" (old), "+m" (*p0) : "r" (new)
+			      : "+a" (old), "+m" (*p0) : "r" (val)
 			      : "memory", "cc");
 	return old;
 }
@@ -346,6 +467,19 @@ static inline int pda_thread_ready(void)
 static inline int pda_init_thread(void)
 {
 	errno = ENOTSUP;
+	return -1;
+}
+
+static inline int pda_mode(void)
+{
+	return PDA_MODE_LOCKED;
+}
+
+static inline int pda_set_mode(int mode)
+{
+	if (mode == PDA_MODE_LOCKED)
+		return 0;
+	errno = EINVAL;
 	return -1;
 }
 
@@ -405,7 +539,7 @@ static inline int pda_rseq_cpu(void)
 #elif defined(__x86_64__)
 	__asm__ ("movq %%fs:0, %0" : "=r" (tp));
 #else
-	tp = __builtin_thread_pointer();
+	tp = (char *)__builtin_thread_pointer();
 #endif
 	return (int32_t)__atomic_load_n(&((struct rseq *)(tp + __rseq_offset))->cpu_id,
 					__ATOMIC_RELAXED);
@@ -497,14 +631,14 @@ static inline void *pda_vdso_sym(const char *name)
 
 	if (!base)
 		return NULL;
-	eh = (const void *)base;
-	ph = (const void *)(base + eh->e_phoff);
+	eh = (const struct pda_elf_ehdr *)base;
+	ph = (const struct pda_elf_phdr *)(base + eh->e_phoff);
 	for (i = 0; i < eh->e_phnum; i++) {
 		if (ph[i].p_type == PT_LOAD && !have_load) {
 			off = base + ph[i].p_offset - ph[i].p_vaddr;
 			have_load = 1;
 		} else if (ph[i].p_type == PT_DYNAMIC) {
-			dyn = (const void *)(base + ph[i].p_offset);
+			dyn = (const struct pda_elf_dyn *)(base + ph[i].p_offset);
 		}
 	}
 	if (!have_load || !dyn)
@@ -512,13 +646,13 @@ static inline void *pda_vdso_sym(const char *name)
 	for (; dyn->d_tag != DT_NULL; dyn++) {
 		p = off + dyn->d_ptr;
 		if (dyn->d_tag == DT_SYMTAB)
-			sym = (const void *)p;
+			sym = (const struct pda_elf_sym *)p;
 		else if (dyn->d_tag == DT_STRTAB)
-			str = (const void *)p;
+			str = (const char *)p;
 		else if (dyn->d_tag == DT_HASH)
-			hash = (const void *)p;
+			hash = (const uint32_t *)p;
 		else if (dyn->d_tag == DT_GNU_HASH)
-			gnu = (const void *)p;
+			gnu = (const uint32_t *)p;
 	}
 	if (!sym || !str)
 		return NULL;
@@ -566,14 +700,13 @@ static inline int pda_vdso_cpu(void)
  */
 static inline int pda_cpu_probe(void)
 {
-	int cpu, saved_errno = errno;
+	int cpu;
 
 #if PDA_HAVE_SEGMENT
 	if (!pda_init_thread())
 		return pda_cpu_raw();
 #endif
 	pda_thread_gcc = pda_getcpu_cache_register();
-	errno = saved_errno;
 	if (pda_thread_gcc) {
 		/* Written before SET returned; -1 only if never written. */
 		cpu = __atomic_load_n(pda_thread_gcc, __ATOMIC_RELAXED);
@@ -596,36 +729,58 @@ static inline int pda_cpu_probe(void)
 	return pda_getcpu_syscall();
 }
 
-/* The CPU number through the method this thread settled on. */
+/*
+ * The CPU number through the method this thread settled on, or the
+ * segment once the table is filled.  Leaves errno as it was.
+ */
 static inline int pda_cpu_slow(void)
 {
+	int cpu, saved_errno = errno;
+
+#if PDA_HAVE_SEGMENT
+	if (pda_thread_ready()) {
+		/* %fs inherited or loaded by someone else: fill the table. */
+		pda_table_fill();
+		return pda_cpu_raw();
+	}
+#endif
 	switch (pda_thread_method) {
 	case PDA_METHOD_GETCPU_CACHE:
-		return __atomic_load_n(pda_thread_gcc, __ATOMIC_RELAXED);
+		cpu = __atomic_load_n(pda_thread_gcc, __ATOMIC_RELAXED);
+		break;
 	case PDA_METHOD_RSEQ:
-		return pda_rseq_cpu();
+		cpu = pda_rseq_cpu();
+		break;
 	case PDA_METHOD_VDSO:
-		return pda_vdso_cpu();
+		cpu = pda_vdso_cpu();
+		break;
 	case PDA_METHOD_SYSCALL:
-		return pda_getcpu_syscall();
+		cpu = pda_getcpu_syscall();
+		break;
 	default:
 		/* First call, or %fs was changed under a SEGMENT thread. */
-		return pda_cpu_probe();
+		cpu = pda_cpu_probe();
+		break;
 	}
+	errno = saved_errno;
+	return cpu;
 }
 
 /*
  * The current CPU number: one segment read when this thread has the
- * selector in %fs, which the first call loads if %fs is null and the
- * kernel has the segment; otherwise getcpu_cache, rseq's cpu_id, the
- * vDSO's getcpu, or the getcpu system call, the first that works.
+ * selector in %fs and the shared table is filled (one compare, one
+ * branch), which the first call arranges if %fs is null and the kernel
+ * has the segment; otherwise getcpu_cache, rseq's cpu_id, the vDSO's
+ * getcpu, or the getcpu system call, the first that works.
  * As with sched_getcpu(), the thread may be elsewhere by the time the
  * caller looks at the result, unless it is pinned.
  */
 static inline int pda_cpu(void)
 {
 #if PDA_HAVE_SEGMENT
-	if (pda_thread_ready())
+	if (__builtin_expect(pda_fs_key() ==
+			     __atomic_load_n(&pda_cpu_table_ready,
+					     __ATOMIC_ACQUIRE), 1))
 		return pda_cpu_raw();
 #endif
 	return pda_cpu_slow();
@@ -644,50 +799,91 @@ static inline int pda_cpu_method(void)
 /* ----------------------------------------------------- per-CPU slots */
 
 /*
- * The checked helpers: through the segment (one instruction, no lock)
- * when this thread has it in %fs, else an atomic operation on the slot of
- * the CPU pda_cpu() names (atomic, because the thread may migrate between
- * the two and share that slot with a thread of another CPU).  @p0 points
- * into slot 0 of a per-CPU array.  Sums are exact when all threads that
- * update an array take the same path: a locked add from another CPU can
- * still race with the unlocked one of the slot's own CPU.
+ * The checked helpers follow the process's mode (pda_mode()):
+ * - PDA_MODE_SEGMENT: one unlocked instruction through %fs, loading the
+ *   selector first if this thread's %fs is null.  A thread whose %fs
+ *   holds another selector gets -1 and errno EBUSY, and nothing is
+ *   added: a locked add from it could race with the unlocked ones.
+ * - PDA_MODE_LOCKED: a locked add on the slot of the CPU pda_cpu() names
+ *   (CPU n >= PDA_MAX_CPUS uses slot n % PDA_MAX_CPUS), atomic because the
+ *   thread may migrate between the two and share that slot with a thread
+ *   of another CPU; every thread does this, even one that has the
+ *   segment, so no update races with an unlocked one.
+ * Either way the sum over the slots is exact.  They return 0, or -1 with
+ * errno set; a successful call leaves errno alone.  @p0 points into slot
+ * 0 of a per-CPU array.
  */
 static inline uint32_t *pda_this_cpu_ptr(uint32_t *p0, int cpu)
 {
 	return (uint32_t *)((char *)p0 + ((size_t)cpu << PDA_USER_SHIFT));
 }
 
-static inline void pda_add32(uint32_t *p0, uint32_t v)
+static inline int pda_add32_slow(uint32_t *p0, uint32_t v)
 {
 	int cpu;
 
 #if PDA_HAVE_SEGMENT
-	if (pda_thread_ready()) {
+	if (pda_mode() == PDA_MODE_SEGMENT) {
+		int saved_errno = errno;
+
+		if (!pda_thread_ready() && pda_init_thread())
+			return -1;	/* errno EBUSY: %fs is someone else's */
+		errno = saved_errno;
 		pda_add32_raw(p0, v);
-		return;
+		return 0;
 	}
 #endif
 	cpu = pda_cpu();
-#if PDA_HAVE_SEGMENT
-	/* That first pda_cpu() may have loaded the segment: use it. */
-	if (pda_thread_ready()) {
-		pda_add32_raw(p0, v);
-		return;
-	}
-#endif
-	if (cpu < 0 || cpu >= PDA_MAX_CPUS)
-		cpu = 0;
+	cpu = cpu < 0 ? 0 : cpu % PDA_MAX_CPUS;
 	__atomic_fetch_add(pda_this_cpu_ptr(p0, cpu), v, __ATOMIC_RELAXED);
+	return 0;
 }
 
-/* Word @word of the current CPU's slot of @slots: add @v. */
-#define pda_slot_add_word(slots, word, v)	pda_add32(&(slots)[0].u32[(word)], (v))
+static inline int pda_add32(uint32_t *p0, uint32_t v)
+{
+#if PDA_HAVE_SEGMENT
+	/* %fs is 0xeb and the process is in PDA_MODE_SEGMENT: one branch. */
+	if (__builtin_expect(pda_fs_key() ==
+			     __atomic_load_n(&pda_process_mode,
+					     __ATOMIC_RELAXED), 1)) {
+		pda_add32_raw(p0, v);
+		return 0;
+	}
+#endif
+	return pda_add32_slow(p0, v);
+}
+
+/* Called only for a constant @word out of range: a compile-time error. */
+void pda_slot_word_out_of_range(void)
+	__attribute__((error("pda_slot_add_word: word >= PDA_SLOT_WORDS")));
+
+/*
+ * Word @word of the current CPU's slot of @slots: add @v.  -1 with errno
+ * EINVAL if @word >= PDA_SLOT_WORDS (a compile-time error when constant
+ * and the call is inlined), else as pda_add32().
+ */
+static inline int pda_slot_add_word(struct pda_slot *slots,
+				    unsigned int word, uint32_t v)
+{
+	if (word >= PDA_SLOT_WORDS) {
+		if (__builtin_constant_p(word))
+			pda_slot_word_out_of_range();
+		errno = EINVAL;
+		return -1;
+	}
+	return pda_add32(&slots[0].u32[word], v);
+}
+
 /* Word 0 of the current CPU's slot of @slots: add @v. */
-#define pda_slot_add(slots, v)			pda_slot_add_word(slots, 0, v)
+#define pda_slot_add(slots, v)			pda_add32(&(slots)[0].u32[0], (v))
 #define pda_slot_inc(slots)			pda_slot_add(slots, 1)
 
 #if PDA_HAVE_SEGMENT
-/* Unchecked: the segment must be in %fs (pda_init_thread() returned 0). */
+/*
+ * Unchecked: the segment must be in %fs (pda_init_thread() returned 0),
+ * and the array must not also be updated by locked atomics, so the
+ * process must be in PDA_MODE_SEGMENT if checked helpers touch it too.
+ */
 #define pda_slot_add_raw(slots, v)		pda_add32_raw(&(slots)[0].u32[0], (v))
 #define pda_slot_read_raw(slots)		pda_read32_raw(&(slots)[0].u32[0])
 #endif
@@ -699,9 +895,15 @@ static inline uint64_t pda_slots_sum32(const struct pda_slot *slots,
 	uint64_t sum = 0;
 	int i;
 
+	if (word < 0 || word >= PDA_SLOT_WORDS)
+		return 0;
 	for (i = 0; i < ncpus && i < PDA_MAX_CPUS; i++)
 		sum += __atomic_load_n(&slots[i].u32[word], __ATOMIC_RELAXED);
 	return sum;
 }
 
-#endif /* _PDA_H */
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TOOLS_LIB_PDA_PDA_H */

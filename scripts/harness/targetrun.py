@@ -95,7 +95,7 @@ def initramfs(target, tree, cpio, programs, extra_dir=None, label=None):
 
 
 def boot_qemu(target, bdir, cpio, timeout, label=None, icount=False,
-              extra_args=""):
+              extra_args="", not_run=()):
     label = label or target.name
     console = LOGS / label / "console.log"
     image = Path(bdir) / target.boot_image
@@ -106,6 +106,7 @@ def boot_qemu(target, bdir, cpio, timeout, label=None, icount=False,
         outcome, rep = boot.qemu(
             target, image, cpio, console, timeout, accel,
             boot.kernel_args(target, timeout // 3, extra_args), icount)
+    rep.results += not_run
     say(f"[{label}] {boot.describe(outcome, rep)}")
     boot.report_lines(rep)
     return outcome, rep, console, accel

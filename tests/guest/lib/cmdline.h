@@ -13,6 +13,23 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Reads /proc/cmdline into @buf; 0, or -1 if it cannot be read. */
+static inline int cmdline_read(char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/cmdline", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
 /*
  * Copies the value of "@key=value" from /proc/cmdline into @val.
  * Returns 0, or -1 if the key is absent or /proc/cmdline unreadable.
@@ -21,17 +38,9 @@ static inline int cmdline_get(const char *key, char *val, size_t len)
 {
 	char buf[4096], *tok, *save;
 	size_t klen = strlen(key);
-	ssize_t n;
-	int fd;
 
-	fd = open("/proc/cmdline", O_RDONLY);
-	if (fd < 0)
+	if (cmdline_read(buf, sizeof(buf)))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	for (tok = strtok_r(buf, " \t\n", &save); tok;
 	     tok = strtok_r(NULL, " \t\n", &save)) {
 		if (!strncmp(tok, key, klen) && tok[klen] == '=') {
@@ -40,6 +49,22 @@ static inline int cmdline_get(const char *key, char *val, size_t len)
 		}
 	}
 	return -1;
+}
+
+/* True if the command line holds @word alone or as "@word=...". */
+static inline int cmdline_has(const char *word)
+{
+	char buf[4096], *tok, *save;
+	size_t wlen = strlen(word);
+
+	if (cmdline_read(buf, sizeof(buf)))
+		return 0;
+	for (tok = strtok_r(buf, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		if (!strncmp(tok, word, wlen) &&
+		    (tok[wlen] == '\0' || tok[wlen] == '='))
+			return 1;
+	return 0;
 }
 
 /* Like cmdline_get() for a non-negative integer; -1 if absent or bad. */

@@ -43,6 +43,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "cmdline.h"
 #include "cpulist.h"
 
 /* The ABI header of the kernel side (repository root). */
@@ -136,25 +137,9 @@ static inline int ph_have_pda(void)
 static inline int ph_bochs(void)
 {
 	static int cached = -1;
-	char buf[4096], *tok, *save;
-	ssize_t n;
-	int fd;
 
-	if (cached >= 0)
-		return cached;
-	cached = 0;
-	fd = open("/proc/cmdline", O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	for (tok = strtok_r(buf, " \t\n", &save); tok;
-	     tok = strtok_r(NULL, " \t\n", &save))
-		if (!strcmp(tok, "pda.bochs"))
-			cached = 1;
+	if (cached < 0)
+		cached = cmdline_has("pda.bochs");
 	return cached;
 }
 

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmdline.h"
 #include "cpulist.h"
 #include "../../../tools/lib/pda/pda.h"
 
@@ -29,23 +30,7 @@
  */
 static inline int pda_test_bochs(void)
 {
-	char buf[4096], *tok, *save;
-	ssize_t n;
-	int fd;
-
-	fd = open("/proc/cmdline", O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	for (tok = strtok_r(buf, " \t\n", &save); tok;
-	     tok = strtok_r(NULL, " \t\n", &save))
-		if (!strcmp(tok, "pda.bochs") || !strncmp(tok, "pda.bochs=", 10))
-			return 1;
-	return 0;
+	return cmdline_has("pda.bochs");
 }
 
 /* The online CPUs, as a list; returns how many, or -1. */

@@ -2,7 +2,6 @@
 """Boot a kernel + initramfs in QEMU or Bochs and classify the outcome."""
 
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -171,9 +170,6 @@ def bochs(iso, workdir, console, timeout, cpus, target_name="bochs"):
         Path(console).write_text("")
     return classify(console, timed_out, target_name)
 
-
-def have(tool):
-    return shutil.which(tool) is not None
 
 
 def describe(outcome, rep):

@@ -7,6 +7,7 @@ export is the same as one made in a full 6.12 repository, at a fraction of
 the cost.
 """
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -23,7 +24,6 @@ GIT_ENV = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
 
 
 def git(repo, *args, env=None):
-    import os
     full = dict(os.environ, **GIT_ENV, **(env or {}))
     proc = subprocess.run(["git", "-C", str(repo)] + list(args), env=full,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

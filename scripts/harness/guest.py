@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Guest user space: our tests, the upstream selftests, the initramfs."""
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -135,8 +134,3 @@ def extra_tests(extra_dir, arch):
 
 def user_dir(arch):
     return BUILD / f"user-{arch}"
-
-
-def reset(path):
-    shutil.rmtree(path, ignore_errors=True)
-    Path(path).mkdir(parents=True)

@@ -3,7 +3,6 @@
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -69,7 +68,3 @@ def reset_log(log):
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     Path(log).write_text("")
     return log
-
-
-def warn(msg):
-    print(msg, file=sys.stderr, flush=True)

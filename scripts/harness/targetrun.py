@@ -6,7 +6,7 @@ import fcntl
 from pathlib import Path
 
 from . import boot, guest, kbuild, ktap
-from .paths import BUILD, LOGS, REPO
+from .paths import BUILD, LOGS
 from .progress import Phase, reset_log, say
 
 _user_built = {}
@@ -110,10 +110,3 @@ def boot_qemu(target, bdir, cpio, timeout, label=None, icount=False,
     say(f"[{label}] {boot.describe(outcome, rep)}")
     boot.report_lines(rep)
     return outcome, rep, console, accel
-
-
-def repo_rel(path):
-    try:
-        return str(Path(path).relative_to(REPO))
-    except ValueError:
-        return str(path)

@@ -14,6 +14,9 @@ check: deps
 	$(PDA) check $(if $(EXTRA_TESTS),--extra-tests $(EXTRA_TESTS)) \
 		$(if $(ONLY),--only $(ONLY))
 
+bench: deps
+	$(PDA) bench $(if $(ONLY),--only $(ONLY))
+
 patches: deps
 	$(PDA) patches $(if $(OUT),--out $(OUT))
 

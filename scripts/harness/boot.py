@@ -19,7 +19,8 @@ PANIC_MARKS = ("Kernel panic - not syncing", "---[ end Kernel panic")
 _kvm_works = {}
 
 
-def qemu_cmd(target, image, initrd, append, accel, icount=False):
+def qemu_cmd(target, image, initrd, append, accel, icount=False,
+             qemu_args=()):
     if target.arch == "arm":
         cmd = ["qemu-system-arm", "-M", "virt", "-cpu", "cortex-a15"]
     else:
@@ -30,7 +31,7 @@ def qemu_cmd(target, image, initrd, append, accel, icount=False):
     cmd += ["-accel", os.environ.get("PDA_ACCEL", accel), "-smp", str(target.cpus), "-m", "512M",
             "-nographic", "-no-reboot", "-kernel", image, "-initrd", initrd,
             "-append", append]
-    return [str(c) for c in cmd]
+    return [str(c) for c in cmd + list(qemu_args)]
 
 
 def kernel_args(target, timeout, extra=""):
@@ -109,8 +110,8 @@ def classify(console, timed_out, target_name):
 
 
 def qemu(target, image, initrd, console, timeout, accel, append,
-         icount=False):
-    cmd = qemu_cmd(target, image, initrd, append, accel, icount)
+         icount=False, qemu_args=()):
+    cmd = qemu_cmd(target, image, initrd, append, accel, icount, qemu_args)
     Path(console).parent.mkdir(parents=True, exist_ok=True)
     Path(str(console) + ".cmd").write_text(" ".join(cmd) + "\n")
     timed_out = _watch(cmd, console, timeout)

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Command line: pda check | run | patches."""
+"""Command line: pda check | run | bench | patches."""
 
 import argparse
 import sys
 
-from . import check, export, quick, run
+from . import bench, check, export, quick, run
 from .progress import StepFailed, say
 
 
@@ -18,6 +18,12 @@ def main(argv):
                    help="i386-smp i386-up arm bochs (default: all)")
     sub.add_parser("run", help="build i386-smp, boot it, show the "
                    "CPU-number methods with their cost")
+    b = sub.add_parser("bench", help="mainline 6.12 against PDA, per "
+                       "target; writes results/REPORT.md and the README "
+                       "headline")
+    b.add_argument("--only", nargs="+", metavar="TARGET",
+                   help="i386-smp i386-up arm (default: all; a subset "
+                   "leaves the README alone)")
     sub.add_parser("tree", help="only make the patched tree")
     q = sub.add_parser("quick", help="boot a built kernel with just PROGs")
     q.add_argument("target")
@@ -32,6 +38,8 @@ def main(argv):
             return check.main(args.extra_tests, args.only)
         if args.cmd == "run":
             return run.main()
+        if args.cmd == "bench":
+            return bench.main(args.only)
         if args.cmd == "quick":
             return quick.main(args.target, args.progs, args.timeout,
                               args.append)

@@ -12,13 +12,16 @@ from .progress import Phase, reset_log, say
 _user_built = {}
 
 
-def kernel(target, src, bdir=None, extra_fragments=(), label=None):
-    """Configure and build; returns the build directory."""
+def kernel(target, src, bdir=None, extra_fragments=(), label=None,
+           unverified=()):
+    """Configure and build; returns the build directory.  `unverified`:
+    requested options not to check (kbuild.configure)."""
     label = label or target.name
     bdir = Path(bdir or BUILD / label)
     logs = LOGS / label
     with build_lock(label):
-        return _kernel(target, src, bdir, logs, label, extra_fragments)
+        return _kernel(target, src, bdir, logs, label, extra_fragments,
+                       unverified)
 
 
 @contextlib.contextmanager
@@ -34,10 +37,10 @@ def build_lock(label):
         yield
 
 
-def _kernel(target, src, bdir, logs, label, extra_fragments):
+def _kernel(target, src, bdir, logs, label, extra_fragments, unverified):
     log = reset_log(logs / "configure.log")
     with Phase(label, "configure", log):
-        kbuild.configure(target, src, bdir, log, extra_fragments)
+        kbuild.configure(target, src, bdir, log, extra_fragments, unverified)
     log = reset_log(logs / "build.log")
     with Phase(label, "build " + " ".join(target.images), log):
         kbuild.build(target, src, bdir, log)

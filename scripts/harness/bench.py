@@ -1,0 +1,358 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make bench: unpatched mainline 6.12 against the PDA kernel, per target.
+
+For each target, two kernels from the same fragments: `mainline-<target>`
+built straight from the pristine tree, `<target>` from the patched tree
+(the `make check` build, reused when it is up to date).  Each boots twice
+under `qemu -icount shift=0` with the same initramfs: tests/bench's
+pda_bench and segbench's CPU-number and per-CPU increment rows.  Under
+-icount the guest figures are instruction counts, so the two boots must
+agree exactly; any difference fails the run and names the row.  segbench
+also runs natively on the host for cycles.  benchreport.py turns it all
+into results/ and the README's headline section.
+
+Kernel builds run one at a time; boots run on a second thread while the
+next kernel builds (TCG uses one host core).
+"""
+
+import concurrent.futures
+import csv
+import json
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from . import benchreport, boot, check, guest, kbuild, ktap, source, \
+    targetrun
+from .paths import BUILD, LOGS, REPO
+from .progress import Phase, StepFailed, fail, reset_log, run, say, tail
+from .targets import TARGETS
+
+BENCH_ORDER = ("i386-smp", "i386-up", "arm")
+BOOT_TIMEOUT = 900
+RUNS = 2
+# Kernel arguments of every bench boot: the guest counts instructions, and
+# user-space addresses are not randomised (one more source of difference).
+BENCH_ARGS = "pda.icount norandmaps"
+# x86: skip the IO-APIC timer check, ~10 s of TCG time spinning on RDTSC
+# (an I/O instruction under -icount) at every boot; QEMU's timer works.
+BENCH_ARGS_X86 = " no_timer_check"
+# The same seed for QEMU's guest RNG (RDRAND, the ARM DT rng-seed) on
+# every boot, and an RTC that follows virtual time from a fixed date.
+QEMU_ARGS = ("-seed", "1", "-rtc", "base=2026-01-01T00:00:00,clock=vm")
+# segbench in the guests: the CPU-number methods and single-thread
+# per-CPU increments; CSV so each row is one console line.
+GUEST_SEGBENCH = {
+    "segbench_cpu": ["--filter", "cpu.", "--quick", "--csv"],
+    "segbench_inc": ["--filter", "inc.*.1t", "--quick", "--csv"],
+}
+PREFIX = "pda-bench: "
+
+
+# ------------------------------------------------------------ parsing
+
+def test_blocks(text):
+    """{test name: [its output lines, indent removed]} from a console log
+    of tests/init/init.c: output is indented by 4 spaces and ends with the
+    test's `ok N name` line."""
+    _, found, user = text.partition(ktap.INIT_STARTS)
+    blocks, cur = {}, []
+    for line in user.splitlines() if found else []:
+        line = line.rstrip("\r")
+        if line.startswith("    "):
+            cur.append(line[4:])
+            continue
+        m = ktap.RESULT.match(line)
+        if m:
+            blocks[m.group(3).strip()] = cur
+            cur = []
+    return blocks
+
+
+def parse_bench_lines(lines):
+    """pda_bench's lines -> {"ops": {op: row}, "info": {}, "failed": []}.
+    A row is {"min": float, "median": float, "reps": int, "iters": int,
+    "unit": str} or {"na": reason}."""
+    out = {"ops": {}, "info": {}, "failed": []}
+    for line in lines:
+        if not line.startswith(PREFIX):
+            continue
+        words = line[len(PREFIX):].split(None, 1)
+        if len(words) < 2:
+            continue
+        op, rest = words
+        if op == "info":
+            for kv in rest.split():
+                k, _, v = kv.partition("=")
+                out["info"][k] = v
+        elif rest.startswith("n/a"):
+            out["ops"][op] = {"na": rest[3:].strip()}
+        elif rest.startswith("FAILED"):
+            out["failed"].append(f"{op}: {rest}")
+        else:
+            kv = dict(w.partition("=")[::2] for w in rest.split())
+            out["ops"][op] = {"min": float(kv["min"]),
+                              "median": float(kv["median"]),
+                              "reps": int(kv["reps"]),
+                              "iters": int(kv["iters"]),
+                              "unit": kv.get("unit", "")}
+    return out
+
+
+def parse_segbench_csv(lines):
+    """segbench --csv lines -> {name: row}; row as in parse_bench_lines,
+    plus "note" and "desc"; skipped rows are {"na": note}."""
+    start = next((i for i, line in enumerate(lines)
+                  if line.startswith("name,group,status,")), None)
+    rows = {}
+    if start is None:
+        return rows
+    for rec in csv.DictReader(lines[start:]):
+        if not rec.get("name") or rec.get("status") not in ("ok", "skip"):
+            continue
+        if rec["status"] == "skip":
+            rows[rec["name"]] = {"na": rec["note"], "desc": rec["desc"]}
+            continue
+        rows[rec["name"]] = {"min": float(rec["min_ns"]),
+                             "median": float(rec["median_ns"]),
+                             "unit": rec["unit"], "note": rec["note"],
+                             "emulated": rec["emulated"] == "1",
+                             "desc": rec["desc"]}
+    return rows
+
+
+def parse_console(text):
+    """One bench boot: pda_bench rows, segbench rows, the test verdicts."""
+    blocks = test_blocks(text)
+    res = parse_bench_lines(blocks.get("pda_bench", []))
+    res["segbench"] = {}
+    for name in GUEST_SEGBENCH:
+        res["segbench"].update(parse_segbench_csv(blocks.get(name, [])))
+    rep = ktap.parse_console(text)
+    res["tests"] = {r.name: r.status for r in rep.results}
+    return res
+
+
+def _figure(row):
+    return f"n/a ({row['na']})" if "na" in row else \
+        f"min={row['min']:.2f} median={row['median']:.2f}"
+
+
+def differences(runs):
+    """Rows whose figures are not identical in every run, as messages."""
+    diffs = []
+    for kind in ("ops", "segbench"):
+        names = sorted(set().union(*(r[kind] for r in runs)))
+        for name in names:
+            rows = [r[kind].get(name) for r in runs]
+            figs = [None if row is None else
+                    {k: row.get(k) for k in ("min", "median", "na")}
+                    for row in rows]
+            if any(f != figs[0] for f in figs):
+                shown = "; ".join(f"run {i + 1}: " +
+                                  ("missing" if row is None else _figure(row))
+                                  for i, row in enumerate(rows))
+                diffs.append(f"{name}: {shown}")
+    return diffs
+
+
+# ------------------------------------------------------- the kernels
+
+def read_config(path):
+    """{CONFIG_X: value} of a built .config."""
+    have = {}
+    for line in Path(path).read_text().splitlines():
+        m = re.match(r"^(CONFIG_\w+)=(.*)$", line)
+        if m:
+            have[m.group(1)] = m.group(2).strip('"')
+    return have
+
+
+def size_of(target, path):
+    """(text, data, bss) of an ELF file, by binutils' size (Berkeley)."""
+    tool = f"{target.cross}size" if target.cross else "size"
+    out = subprocess.run([tool, str(path)], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    if out.returncode:
+        raise StepFailed(f"{tool} {path} failed:\n{out.stdout}")
+    text, data, bss = out.stdout.splitlines()[1].split()[:3]
+    return {"text": int(text), "data": int(data), "bss": int(bss)}
+
+
+def series_objects(target, pda_dir, mainline_dir):
+    """{object: size} for each object file only the PDA build has."""
+    objs = {}
+    for obj in sorted(Path(pda_dir).rglob("*.o")):
+        rel = obj.relative_to(pda_dir)
+        if rel.name.endswith((".mod.o", "vmlinux.o")) or \
+                rel.parts[0] in (".tmp_vmlinux", "scripts", "usr") or \
+                (Path(mainline_dir) / rel).exists():
+            continue
+        objs[str(rel)] = size_of(target, obj)
+    return objs
+
+
+def build(target, src, label, unverified, timings):
+    start = time.monotonic()
+    bdir = targetrun.kernel(target, src, label=label, unverified=unverified)
+    timings.append((label, "configure + build", time.monotonic() - start))
+    return bdir
+
+
+# ------------------------------------------------------ user space
+
+def build_pda_bench(arch, out, log):
+    """tests/bench/pda_bench.c, static, with the guest's compiler."""
+    src = REPO / "tests/bench/pda_bench.c"
+    exe = Path(out) / "pda_bench"
+    Path(out).mkdir(parents=True, exist_ok=True)
+    run(guest.CC[arch].split() + ["-O2", "-Wall", "-Wextra", "-Werror",
+                                  "-pthread", "-o", exe, src], log,
+        what=f"pda_bench ({arch})")
+    return exe
+
+
+def user_space(arch, tree):
+    """/init, pda_bench and segbench for arch: only what the bench boots."""
+    out = BUILD / f"bench-user-{arch}"
+    log = reset_log(LOGS / f"bench-user-{arch}.log")
+    with Phase(f"user-{arch}", "build init, pda_bench, segbench", log):
+        init = out / "init"
+        run(["make", "-C", REPO / "tests/guest", f"ARCH={arch}",
+             f"O={out}", f"KSRC={tree}", init], log,
+            what=f"init ({arch})")
+        pda_bench = build_pda_bench(arch, out, log)
+        segbench = guest.build_segbench(arch, out / "segbench", log)
+    return init, pda_bench, segbench
+
+
+def initramfs(target, tree, user):
+    init, pda_bench, segbench = user
+    cpio = BUILD / f"bench-{target.user_arch}.cpio"
+    fs = guest.Initramfs(init)
+    fs.add_test("pda_bench", pda_bench)
+    for name, argv in GUEST_SEGBENCH.items():
+        fs.add_test(name, segbench, argv)
+    fs.write(tree, cpio, reset_log(LOGS / f"bench-{target.user_arch}"
+                                   ".initramfs.log"))
+    return cpio
+
+
+# ------------------------------------------------------------ boots
+
+def boot_once(target, label, bdir, cpio, n):
+    console = LOGS / label / f"bench-{n}.console.log"
+    with Phase(label, f"bench boot {n}/{RUNS} (qemu -icount shift=0, "
+               f"{target.cpus} CPUs)", console):
+        outcome, rep = boot.qemu(
+            target, Path(bdir) / target.boot_image, cpio, console,
+            BOOT_TIMEOUT, "tcg",
+            boot.kernel_args(target, BOOT_TIMEOUT // 3, BENCH_ARGS + (
+                BENCH_ARGS_X86 if target.arch == "i386" else "")),
+            icount=True, qemu_args=QEMU_ARGS)
+    if outcome != boot.PASS:
+        fail(f"[{label}] bench boot {n}: {boot.describe(outcome, rep)}",
+             console)
+    res = parse_console(console.read_text(errors="replace"))
+    if res["failed"] or not res["ops"]:
+        fail(f"[{label}] pda_bench failed: " +
+             ("; ".join(res["failed"]) or "no figures"), console)
+    bad = [name for name, row in res["ops"].items()
+           if "na" not in row and row["unit"] != "insns"]
+    if bad:
+        fail(f"[{label}] not instruction counts (no -icount?): {bad}",
+             console)
+    res["console"] = str(console)
+    return res
+
+
+def boot_variant(target, label, bdir, cpio, timings):
+    """Boot RUNS times; the figures must be identical every time."""
+    runs = []
+    for n in range(1, RUNS + 1):
+        start = time.monotonic()
+        runs.append(boot_once(target, label, bdir, cpio, n))
+        timings.append((label, f"boot {n}", time.monotonic() - start))
+    diffs = differences(runs)
+    if diffs:
+        raise StepFailed(
+            f"[{label}] instruction counts differ between the {RUNS} "
+            "boots:\n    " + "\n    ".join(diffs) + "\n  logs: " +
+            ", ".join(r["console"] for r in runs))
+    say(f"[{label}] {len(runs[0]['ops']) + len(runs[0]['segbench'])} "
+        f"rows, identical in {RUNS} boots")
+    return runs
+
+
+# ------------------------------------------------------------ host
+
+def host_segbench():
+    """segbench natively (i386 build, as tools/segbench/record.sh does)."""
+    out = BUILD / "bench-host"
+    log = reset_log(LOGS / "bench-host" / "segbench.log")
+    with Phase("host", "segbench, native i386 (cycles)", log):
+        exe = guest.build_segbench("i386", out, log)
+        res = out / "segbench.json"
+        run([exe, "--json", "-o", res], log, what="segbench on the host")
+    return json.loads(res.read_text())
+
+
+# ------------------------------------------------------------ main
+
+def _raise_failed_boot(variants):
+    """Stop at the first failed boot rather than after every build."""
+    for v in variants:
+        fut = v.get("boots")
+        if fut is not None and fut.done() and fut.exception():
+            raise fut.exception()
+
+
+def main(only=None):
+    started = time.monotonic()
+    targets = [TARGETS[t] for t in only or BENCH_ORDER]
+    pristine, tree = check.patched_tree()
+    version = source.kernel_version(pristine)
+    unverified = kbuild.series_options()
+    timings = []
+    start = time.monotonic()
+    host = host_segbench()
+    timings.append(("host", "segbench", time.monotonic() - start))
+    variants, users = [], {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as boots:
+        for target in targets:
+            if target.user_arch not in users:
+                users[target.user_arch] = user_space(target.user_arch, tree)
+            cpio = initramfs(target, tree, users[target.user_arch])
+            for kind, src, label in (
+                    ("mainline", pristine, f"mainline-{target.name}"),
+                    ("pda", tree, target.name)):
+                bdir = build(target, src, label,
+                             unverified if kind == "mainline" else (),
+                             timings)
+                v = {"label": label, "target": target.name, "kind": kind,
+                     "source": f"Linux {version}" +
+                     (" + PDA series" if kind == "pda" else ""),
+                     "cpus": target.cpus, "arch": target.arch,
+                     "bdir": bdir,
+                     "config": read_config(Path(bdir) / ".config"),
+                     "size": size_of(target, Path(bdir) / "vmlinux")}
+                v["boots"] = boots.submit(boot_variant, target, label, bdir,
+                                          cpio, timings)
+                variants.append(v)
+                _raise_failed_boot(variants)
+        for v in variants:
+            v["runs"] = v.pop("boots").result()
+    for target in targets:
+        pair = {v["kind"]: v for v in variants if v["target"] == target.name}
+        pair["pda"]["objects"] = series_objects(
+            target, pair["pda"]["bdir"], pair["mainline"]["bdir"])
+    minutes = (time.monotonic() - started) / 60
+    with Phase("report", "results/REPORT.md, JSON, plots, README"):
+        written = benchreport.write(REPO, variants, host, unverified,
+                                    minutes, partial=bool(only),
+                                    timings=timings)
+    for path in written:
+        say(f"  wrote {path.relative_to(REPO)}")
+    say(f"bench: done in {minutes:.1f} min")
+    return 0

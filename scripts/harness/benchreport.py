@@ -1,0 +1,514 @@
+# SPDX-License-Identifier: GPL-2.0
+"""results/ from a `make bench` run: JSON per kernel, REPORT.md, SVG plots
+(gnuplot), and the README's headline section between its markers.
+
+Input, from bench.py: the variants (one per kernel: label, target, kind
+"mainline" or "pda", .config, size, the parsed guest runs) and the host's
+segbench JSON.  Nothing here measures; every number comes from the input.
+The per-kernel JSON holds only what must come out the same on every run
+(instruction counts, sizes, options), so a fresh clone's `make bench`
+can be compared with the committed files.
+"""
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+README_BEGIN = "<!-- bench:begin: written by `make bench` from results/; " \
+    "do not edit by hand -->"
+README_END = "<!-- bench:end -->"
+
+# Guest rows: (op, what it is), per table.
+SYSCALL_ROWS = [
+    ("sys.int80", "null syscall, `int $0x80`"),
+    ("sys.vsyscall", "null syscall, `__kernel_vsyscall`"),
+    ("sys.svc", "null syscall, `svc #0`"),
+    ("fault.anon", "page fault, anonymous write"),
+]
+SCENARIOS = [
+    ("ctxsw.same", "context switch, both threads on CPU 0"),
+    ("ctxsw.cross", "context switch, threads on CPUs 0 and 1"),
+    ("migrate", "migration, CPU 0 <-> 1"),
+]
+REGS = ("none", "rseq", "getcpu_cache")
+HOST_CPU_ROWS = ["cpu.rseq", "cpu.pda", "cpu.rdpid", "cpu.glibc", "cpu.vdso",
+                 "cpu.lsl", "cpu.syscall", "cpu.getcpu_cache"]
+HOST_INC_PREFIX = "inc."
+HOST_SEG_ROWS = ["sel.mov.fs.null", "sel.mov.fs.user_ds", "sel.mov.fs.tls",
+                 "sel.pushpop.fs.tls", "sys.int80.fs_null",
+                 "sys.int80.fs_user_ds", "sys.int80.fs_tls",
+                 "sys.vsyscall.fs_null", "sys.vsyscall.fs_tls"]
+# Options whose presence in a PDA build's .config adds a row or a note.
+NOSEG = "CONFIG_X86_PDA_UP_NOSEG"
+GETCPU_CACHE = "CONFIG_GETCPU_CACHE"
+
+
+# ------------------------------------------------------------ helpers
+
+def fmt(v, prec=2):
+    """Numbers as the tables show them: integers without decimals."""
+    if v is None:
+        return "n/a"
+    if abs(v - round(v)) < 0.005:
+        return str(int(round(v)))
+    return f"{v:.{prec}f}"
+
+
+def cell(row, key="median"):
+    if row is None:
+        return "—"
+    if "na" in row:
+        return "n/a"
+    return fmt(row[key])
+
+
+def minmed(row):
+    if row is None:
+        return "—"
+    if "na" in row:
+        return f"n/a ({row['na']})" if row["na"] else "n/a"
+    return f"{fmt(row['min'])} / {fmt(row['median'])}"
+
+
+def delta(a, b, key="median"):
+    """b - a and b / a, as cells; n/a unless both are figures."""
+    if not a or not b or "na" in a or "na" in b:
+        return "", ""
+    d = b[key] - a[key]
+    ratio = f"{b[key] / a[key]:.3f}" if a[key] else ""
+    return (("+" if d > 0 else "") + fmt(d)), ratio
+
+
+def table(head, rows, align=None):
+    align = align or ["---"] + ["---:"] * (len(head) - 1)
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def pairs(variants):
+    """[(target, mainline variant, pda variant)] in the run's order."""
+    out = []
+    for v in variants:
+        if v["kind"] != "mainline":
+            continue
+        pda = next((p for p in variants if p["kind"] == "pda" and
+                    p["target"] == v["target"]), None)
+        if pda:
+            out.append((v["target"], v, pda))
+    return out
+
+
+def ops(v):
+    return v["runs"][0]["ops"]
+
+
+def seg(v):
+    return v["runs"][0]["segbench"]
+
+
+def series_on(v, series_opts):
+    """The series' options as this build's .config has them."""
+    return {o: v["config"].get(o, "n") for o in sorted(series_opts)
+            if o in v["config"]}
+
+
+def target_note(target, pda):
+    notes = []
+    if pda["config"].get(NOSEG) == "y":
+        notes.append("UP NOSEG")
+    if pda["config"].get(GETCPU_CACHE) == "y":
+        notes.append("getcpu_cache")
+    if pda["config"].get("CONFIG_X86_PDA_USER_SEG") == "y":
+        notes.append("user segment")
+    return f"{target} ({', '.join(notes)})" if notes else target
+
+
+def host_rows(host):
+    return {r["name"]: r for r in host.get("results", [])}
+
+
+def host_cells(r):
+    if r is None:
+        return ["—"] * 3
+    if r.get("status") != "ok":
+        return ["n/a", "n/a", r.get("note") or ""]
+    return [fmt(r["min_cycles"], 1), fmt(r["median_cycles"], 1),
+            fmt(r.get("ratio_ref"), 1)]
+
+
+# ---------------------------------------------------------- sections
+
+def syscall_table(prs):
+    rows = []
+    for target, main, pda in prs:
+        for op, what in SYSCALL_ROWS:
+            a, b = ops(main).get(op), ops(pda).get(op)
+            if a is None and b is None:
+                continue
+            d, r = delta(a, b)
+            rows.append([target_note(target, pda), what, minmed(a),
+                         minmed(b), d, r])
+    return table(["target (PDA options on)", "operation",
+                  "mainline min / median", "PDA min / median",
+                  "PDA − mainline", "PDA / mainline"], rows,
+                 ["---", "---", "---:", "---:", "---:", "---:"])
+
+
+def ctxsw_table(prs):
+    rows = []
+    for target, main, pda in prs:
+        for kind, v in (("mainline", main), ("PDA", pda)):
+            for scen, what in SCENARIOS:
+                cells = {r: ops(v).get(f"{scen}.{r}") for r in REGS}
+                if all(c is None for c in cells.values()):
+                    continue
+                row = [target, kind, what, minmed(cells["none"])]
+                for r in REGS[1:]:
+                    d, _ = delta(cells["none"], cells[r])
+                    row.append(minmed(cells[r]) + (f" ({d})" if d else ""))
+                rows.append(row)
+    return table(["target", "kernel", "what", "nothing registered",
+                  "rseq (Δ nothing)", "getcpu_cache (Δ nothing)"], rows,
+                 ["---", "---", "---", "---:", "---:", "---:"])
+
+
+def guest_segbench_table(prs, prefix):
+    rows = []
+    for target, main, pda in prs:
+        names = sorted(n for n in set(seg(main)) | set(seg(pda))
+                       if n.startswith(prefix))
+        for n in names:
+            a, b = seg(main).get(n), seg(pda).get(n)
+            note = " ".join(sorted({("emulated descriptor" if r and
+                                     r.get("emulated") else "")
+                                    for r in (a, b)} - {""}))
+            rows.append([target, f"`{n}`", minmed(a), minmed(b), note])
+    return table(["target", "segbench row", "mainline min / median",
+                  "PDA min / median", "note"], rows,
+                 ["---", "---", "---:", "---:", "---"])
+
+
+def host_table(host, names):
+    hr = host_rows(host)
+    rows = []
+    for n in names:
+        if n in hr:
+            r = hr[n]
+            rows.append([f"`{n}`", r.get("desc", "")] + host_cells(r))
+    return table(["segbench row", "what", "min cycles", "median cycles",
+                  "× rseq (median)"], rows,
+                 ["---", "---", "---:", "---:", "---:"])
+
+
+def size_table(prs, series_opts):
+    rows = []
+    for target, main, pda in prs:
+        a, b = main["size"], pda["size"]
+        on = [o.replace("CONFIG_", "") for o, val in
+              series_on(pda, series_opts).items() if val == "y"]
+        rows.append([target, f"{a['text']} / {a['data']} / {a['bss']}",
+                     f"{b['text']} / {b['data']} / {b['bss']}",
+                     f"{b['text'] - a['text']:+d}",
+                     f"{b['data'] - a['data']:+d}",
+                     f"{b['bss'] - a['bss']:+d}", ", ".join(on) or "none"])
+    return table(["target", "mainline text / data / bss",
+                  "PDA text / data / bss", "Δ text", "Δ data", "Δ bss",
+                  "series options on"], rows,
+                 ["---", "---:", "---:", "---:", "---:", "---:", "---"])
+
+
+def objects_table(prs):
+    rows = []
+    for target, _, pda in prs:
+        for obj, s in sorted(pda.get("objects", {}).items()):
+            rows.append([target, f"`{obj}`", s["text"], s["data"], s["bss"]])
+    return table(["target", "object only the PDA build has", "text", "data",
+                  "bss"], rows, ["---", "---", "---:", "---:", "---:"])
+
+
+def headline(prs):
+    """The README's table: medians, mainline against PDA."""
+    rows = []
+    for target, main, pda in prs:
+        wanted = [(op, what) for op, what in SYSCALL_ROWS] + [
+            (f"{s}.{r}", f"{what}, {r if r != 'none' else 'nothing'} "
+             "registered") for s, what in SCENARIOS[:1]
+            for r in REGS] + [(f"migrate.{r}", f"migration, {r} registered")
+                              for r in ("getcpu_cache",)]
+        for op, what in wanted:
+            a, b = ops(main).get(op), ops(pda).get(op)
+            if a is None and b is None:
+                continue
+            d, r = delta(a, b)
+            rows.append([target_note(target, pda), what, cell(a), cell(b),
+                         d, r])
+        d = pda["size"]["text"] - main["size"]["text"]
+        rows.append([target_note(target, pda), "`size vmlinux`: text bytes",
+                     main["size"]["text"], pda["size"]["text"], f"{d:+d}",
+                     f"{pda['size']['text'] / main['size']['text']:.4f}"])
+    return table(["target (PDA options on)", "guest instructions per op "
+                  "(median)", "mainline 6.12", "PDA", "Δ", "PDA / mainline"],
+                 rows, ["---", "---", "---:", "---:", "---:", "---:"])
+
+
+# ------------------------------------------------------------ plots
+
+def gnuplot(script):
+    proc = subprocess.run(["gnuplot"], input=script, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if proc.returncode:
+        raise RuntimeError(f"gnuplot failed:\n{proc.stdout}")
+
+
+def bar_plot(out, title, ylabel, labels, series):
+    """Clustered bars: labels along x, one bar per (name, values)."""
+    series = [(n, vs) for n, vs in series if any(v is not None for v in vs)]
+    data = out.with_suffix(".dat")
+    lines = ["label " + " ".join(f'"{n}"' for n, _ in series)]
+    for i, lab in enumerate(labels):
+        vals = ["NaN" if vs[i] is None else f"{vs[i]:.2f}"
+                for _, vs in series]
+        lines.append(f'"{lab}" ' + " ".join(vals))
+    data.write_text("\n".join(lines) + "\n")
+    plots = ", ".join(f"'{data}' using {k + 2}:xtic(1) title columnhead"
+                      for k in range(len(series)))
+    script = f"""
+set terminal svg size 960,480 dynamic font "sans,11" background "white"
+set output '{out}'
+set title "{title}"
+set ylabel "{ylabel}"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set xtics rotate by -25 scale 0
+set key top left
+set grid ytics
+set yrange [0:*]
+plot {plots}
+"""
+    gnuplot(script)
+    data.unlink()
+
+
+def median_of(v, op):
+    row = ops(v).get(op)
+    return None if row is None or "na" in row else row["median"]
+
+
+def plots(results, prs):
+    made = []
+    labels, m, p = [], [], []
+    for target, main, pda in prs:
+        for op, what in SYSCALL_ROWS:
+            if op in ops(main) or op in ops(pda):
+                labels.append(f"{target} {op}")
+                m.append(median_of(main, op))
+                p.append(median_of(pda, op))
+    if labels:
+        out = results / "bench-syscall.svg"
+        bar_plot(out, "Null syscall and page fault: guest instructions "
+                 "(median, qemu -icount)", "instructions per op", labels,
+                 [("mainline 6.12", m), ("PDA", p)])
+        made.append(out)
+    labels, cols = [], {r: [] for r in REGS}
+    for target, _, pda in prs:
+        for scen, _ in SCENARIOS:
+            if any(f"{scen}.{r}" in ops(pda) for r in REGS):
+                labels.append(f"{target} {scen}")
+                for r in REGS:
+                    cols[r].append(median_of(pda, f"{scen}.{r}"))
+    if labels:
+        out = results / "bench-ctxsw.svg"
+        bar_plot(out, "PDA kernels: context switch and migration by what "
+                 "is registered (median, qemu -icount)",
+                 "instructions per switch / migration", labels,
+                 [(f"{r} registered" if r != "none" else "nothing", cols[r])
+                  for r in REGS])
+        made.append(out)
+    return made
+
+
+# ----------------------------------------------------------- writing
+
+def variant_json(v, series_opts):
+    run = v["runs"][0]
+    return {"label": v["label"], "target": v["target"], "kernel": v["kind"],
+            "source": v["source"], "cpus": v["cpus"],
+            "series_options": series_on(v, series_opts),
+            "size_vmlinux": v["size"], "series_objects": v.get("objects", {}),
+            "guest": {"info": run["info"], "ops": run["ops"],
+                      "segbench": run["segbench"]},
+            "identical_boots": len(v["runs"])}
+
+
+def count_figures(variants):
+    return sum(len(v["runs"][0]["ops"]) + len(v["runs"][0]["segbench"])
+               for v in variants)
+
+
+def report_md(variants, host, series_opts, minutes, partial, timings):
+    prs = pairs(variants)
+    hm = host.get("machine", {})
+    qemu = subprocess.run(["qemu-system-i386", "--version"],
+                          stdout=subprocess.PIPE, text=True).stdout
+    qemu = qemu.splitlines()[0] if qemu else "QEMU"
+    src = next((v["source"] for v in variants if v["kind"] == "mainline"),
+               "Linux 6.12")
+    nruns = min((len(v["runs"]) for v in variants), default=0)
+    out = [f"# make bench: mainline {src.replace('Linux ', '')} against PDA",
+           "",
+           f"Written by `make bench` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+           f"{minutes:.1f} min{', a subset of the targets' if partial else ''}); "
+           "do not edit, run it again. Raw figures: `results/bench-*.json`.",
+           "",
+           "## How it was measured", "",
+           f"- **Kernels.** For each target, `mainline-<target>` is {src} "
+           "exactly as Debian's `linux-source-6.12` ships it, built from the "
+           "unpacked tree; `<target>` is the same tree plus this series "
+           "(`patches/series`). Both are `tinyconfig` plus the same "
+           "`configs/` fragments; the series' own options (defined in "
+           "`Kconfig.pda` or by a patch) do not exist in mainline and are "
+           "not verified there. Which series options each PDA build has is "
+           "read from its `.config` (tables below).",
+           f"- **Guest figures** are instruction counts. {qemu}, TCG, "
+           "`-icount shift=0,sleep=off -seed 1 -rtc base=2026-01-01T00:00:00,"
+           "clock=vm`; kernel arguments `pda.icount norandmaps`, and on x86 "
+           "`no_timer_check`. Under `-icount shift=0` virtual time advances "
+           "1 ns per guest instruction, on whichever vCPU runs it (TCG runs "
+           "the vCPUs in turn). x86 reads it with `rdtsc`; ARM with "
+           "`CLOCK_MONOTONIC` from the 62.5 MHz architected timer (one tick "
+           "per 16 instructions, spread over thousands of iterations). A "
+           "REP string instruction counts once per iteration.",
+           "- **pda_bench** (`tests/bench/pda_bench.c`): each figure is "
+           "(loop with the operation − the same loop without it) / "
+           "iterations, 7 repetitions after a warm-up, **min / median**. "
+           "Context switch: pipe ping-pong, per switch (half a round trip: "
+           "one 1-byte write, one read, one switch), on one CPU or across two "
+           "(then the instructions of both CPUs). Migration: one "
+           "`sched_setaffinity()` moving the thread between CPUs 0 and 1. "
+           "\"nothing\" and getcpu_cache rows run with "
+           "`GLIBC_TUNABLES=glibc.pthread.rseq=0` (glibc otherwise registers "
+           "rseq for every thread); rseq rows with glibc's registration. "
+           "getcpu_cache rows are n/a where syscall 463 is `ENOSYS`.",
+           "- **segbench in the guests** (`tools/segbench`, `--quick`, "
+           "`pda.icount`): the CPU-number methods and single-thread per-CPU "
+           "increments, in instructions per op. On mainline the PDA rows run "
+           "on a `set_thread_area` copy of the descriptor (\"emulated "
+           "descriptor\").",
+           f"- **Determinism.** Every guest booted {nruns} times; all "
+           f"{count_figures(variants)} guest figures (min and median) were "
+           "identical in every boot of the same kernel, or `make bench` would "
+           "have failed naming the row. That is checked, not assumed: the "
+           "QEMU seed and the VM-clock RTC are what make boots repeat "
+           "exactly.",
+           "- **Instructions are not cycles.** A `mov` to `%fs` or an `lsl` is "
+           "one instruction and ~25-30 cycles; the host table has cycles.",
+           f"- **Host figures**: segbench natively (the i386 build) on "
+           f"{hm.get('cpu_model', '?')} ({hm.get('virt', '?')}), kernel "
+           f"{hm.get('kernel', '?')}, {hm.get('libc', '?')}; load average "
+           f"{hm.get('loadavg', '?')} when it started (other builds share "
+           "these cores). Min and median cycles over trials, empty loop "
+           "subtracted; method in `tools/segbench/README.md`. The host kernel "
+           "has no entry 29: its PDA rows use an emulated descriptor.",
+           "- **Ratios** (PDA / mainline, × rseq) compare figures from this "
+           "one run.", ""]
+    out += ["## Headline", "", headline(prs), "",
+            "![null syscall and page fault](bench-syscall.svg)", ""]
+    up = [(t, p) for t, _, p in prs if p["config"].get("CONFIG_SMP") != "y"]
+    out += ["## Null system call and page fault (guest instructions)", "",
+            syscall_table(prs), ""]
+    for t, p in up:
+        if p["config"].get(NOSEG) == "y":
+            out.append(f"On `{t}` the PDA kernel has `{NOSEG}=y`: entry and "
+                       "exit do no segment-register work; the rows above are "
+                       "the UP NOSEG comparison.")
+        else:
+            out.append(f"`{NOSEG}` is not in this series yet (issue 5): the "
+                       f"`{t}` rows compare mainline with the rest of the "
+                       "series only.")
+    out += ["", "## Context switch and migration (guest instructions)", "",
+            ctxsw_table(prs), "",
+            "![context switch and migration](bench-ctxsw.svg)", ""]
+    if not any(p["config"].get(GETCPU_CACHE) == "y" for _, _, p in prs):
+        out += [f"`{GETCPU_CACHE}` is in no PDA build of this run (issue 6): "
+                "its rows are n/a.", ""]
+    out += ["## CPU-number methods", "",
+            "### In the guests (instructions per read, segbench under "
+            "`-icount`)", "", guest_segbench_table(prs, "cpu."), "",
+            "### On the host (cycles per read, segbench native)", "",
+            host_table(host, HOST_CPU_ROWS), "",
+            "## Per-CPU increment", "",
+            "### In the guests (instructions per increment, one thread)", "",
+            guest_segbench_table(prs, "inc."), "",
+            "### On the host (cycles per increment)", "",
+            host_table(host, sorted(n for n in host_rows(host)
+                                    if n.startswith(HOST_INC_PREFIX))), "",
+            "## Segment-register operations on the host (cycles)", "",
+            "What a kernel entry/exit that loads `%fs` pays per load, and a "
+            "null syscall with each user `%fs`:", "",
+            host_table(host, HOST_SEG_ROWS), "",
+            "## Kernel size (`size vmlinux`, bytes)", "",
+            size_table(prs, series_opts), "", objects_table(prs), "",
+            "## This run", "",
+            table(["kernel", "phase", "seconds"],
+                  [[a, b, f"{c:.0f}"] for a, b, c in timings],
+                  ["---", "---", "---:"]), "",
+            f"Total: {minutes:.1f} min, {os.cpu_count()} host CPUs. Console "
+            "logs of every boot: "
+            "`~/.cache/pda/logs/<kernel>/bench-N.console.log`.", ""]
+    return "\n".join(out)
+
+
+def readme_section(prs):
+    return "\n".join([
+        README_BEGIN,
+        "### Mainline 6.12 against PDA (`make bench`)", "",
+        "Unpatched 6.12 and the PDA kernel from the same fragments, each "
+        "booted twice under `qemu -icount shift=0`; guest instructions per "
+        "operation, median of 7 (the min, the method and everything else "
+        "are in [`results/REPORT.md`](results/REPORT.md)). The two boots "
+        "agree exactly, or `make bench` fails.", "",
+        headline(prs), "",
+        "![null syscall and page fault](results/bench-syscall.svg)", "",
+        README_END])
+
+
+def rewrite_readme(text, section):
+    """Replace the marked region; the markers must be there, once each."""
+    begin = text.find(README_BEGIN)
+    end = text.find(README_END)
+    if begin < 0 or end < begin or text.count(README_BEGIN) != 1:
+        raise ValueError("README.md lacks the bench:begin/bench:end markers")
+    return text[:begin] + section + text[end + len(README_END):]
+
+
+def write(repo, variants, host, series_opts, minutes, partial=False,
+          timings=()):
+    repo = Path(repo)
+    results = repo / "results"
+    results.mkdir(exist_ok=True)
+    written = []
+    for v in variants:
+        path = results / f"bench-{v['label']}.json"
+        path.write_text(json.dumps(variant_json(v, series_opts), indent=1,
+                                   sort_keys=True) + "\n")
+        written.append(path)
+    path = results / "bench-host.json"
+    path.write_text(json.dumps(host, indent=1) + "\n")
+    written.append(path)
+    prs = pairs(variants)
+    written += plots(results, prs)
+    path = results / "REPORT.md"
+    path.write_text(report_md(variants, host, series_opts, minutes, partial,
+                              timings))
+    written.append(path)
+    if not partial:
+        readme = repo / "README.md"
+        readme.write_text(rewrite_readme(readme.read_text(),
+                                         readme_section(prs)))
+        written.append(readme)
+    return written

@@ -399,6 +399,14 @@ def report_md(variants, host, series_opts, minutes, partial, timings):
            "increments, in instructions per op. On mainline the PDA rows run "
            "on a `set_thread_area` copy of the descriptor (\"emulated "
            "descriptor\").",
+           "- **CPUs.** " + "; ".join(
+               f"`{v['label']}` booted with {v['cpus']} "
+               f"CPU{'s' if v['cpus'] > 1 else ''}"
+               for v in variants if v["kind"] == "pda") + ". " +
+           " ".join(sorted({f"{v['target']} boots with fewer CPUs than "
+                            f"`make check` gives it: {v['cpus_why']}; its "
+                            "cross-CPU and migration rows are n/a."
+                            for v in variants if v.get("cpus_why")})),
            f"- **Determinism.** Every guest booted {nruns} times; all "
            f"{count_figures(variants)} guest figures (min and median) were "
            "identical in every boot of the same kernel, or `make bench` would "

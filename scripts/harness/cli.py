@@ -24,6 +24,8 @@ def main(argv):
     b.add_argument("--only", nargs="+", metavar="TARGET",
                    help="i386-smp i386-up arm (default: all; a subset "
                    "leaves the README alone)")
+    b.add_argument("--report-only", action="store_true",
+                   help="write results/ again from the last run's figures")
     sub.add_parser("tree", help="only make the patched tree")
     q = sub.add_parser("quick", help="boot a built kernel with just PROGs")
     q.add_argument("target")
@@ -39,7 +41,8 @@ def main(argv):
         if args.cmd == "run":
             return run.main()
         if args.cmd == "bench":
-            return bench.main(args.only)
+            return bench.report() if args.report_only else \
+                bench.main(args.only)
         if args.cmd == "quick":
             return quick.main(args.target, args.progs, args.timeout,
                               args.append)

@@ -135,8 +135,8 @@ def host_cells(r):
         return ["—"] * 3
     if r.get("status") != "ok":
         return ["n/a", "n/a", r.get("note") or ""]
-    return [fmt(r["min_cycles"], 1), fmt(r["median_cycles"], 1),
-            fmt(r.get("ratio_ref"), 1)]
+    return [f"{r[k]:.1f}" if r.get(k) is not None else "n/a"
+            for k in ("min_cycles", "median_cycles", "ratio_ref")]
 
 
 # ---------------------------------------------------------- sections
@@ -225,6 +225,8 @@ def objects_table(prs):
     for target, _, pda in prs:
         for obj, s in sorted(pda.get("objects", {}).items()):
             rows.append([target, f"`{obj}`", s["text"], s["data"], s["bss"]])
+    if not rows:
+        return "No object file exists only in the PDA builds."
     return table(["target", "object only the PDA build has", "text", "data",
                   "bss"], rows, ["---", "---", "---:", "---:", "---:"])
 
@@ -471,7 +473,7 @@ def report_md(variants, host, series_opts, minutes, partial, timings):
     return "\n".join(out)
 
 
-def readme_section(prs):
+def readme_section(prs, minutes):
     return "\n".join([
         README_BEGIN,
         "### Mainline 6.12 against PDA (`make bench`)", "",
@@ -482,6 +484,8 @@ def readme_section(prs):
         "agree exactly, or `make bench` fails.", "",
         headline(prs), "",
         "![null syscall and page fault](results/bench-syscall.svg)", "",
+        f"That `make bench` took {minutes:.0f} min on this 2-core machine "
+        "(per phase: the end of the report).", "",
         README_END])
 
 
@@ -517,6 +521,6 @@ def write(repo, variants, host, series_opts, minutes, partial=False,
     if not partial:
         readme = repo / "README.md"
         readme.write_text(rewrite_readme(readme.read_text(),
-                                         readme_section(prs)))
+                                         readme_section(prs, minutes)))
         written.append(readme)
     return written

@@ -336,12 +336,15 @@ def main(only=None):
     start = time.monotonic()
     host = host_segbench()
     timings.append(("host", "segbench", time.monotonic() - start))
-    variants, users = [], {}
+    variants, cpios = [], {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as boots:
         for target in targets:
-            if target.user_arch not in users:
-                users[target.user_arch] = user_space(target.user_arch, tree)
-            cpio = initramfs(target, tree, users[target.user_arch])
+            # One initramfs per arch, written once: a boot on the other
+            # thread may be reading it.
+            if target.user_arch not in cpios:
+                cpios[target.user_arch] = initramfs(
+                    target, tree, user_space(target.user_arch, tree))
+            cpio = cpios[target.user_arch]
             for kind, src, label in (
                     ("mainline", pristine, f"mainline-{target.name}"),
                     ("pda", tree, target.name)):

@@ -3,6 +3,7 @@
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,7 +13,9 @@ class StepFailed(Exception):
 
 
 def say(msg):
-    print(msg, flush=True)
+    # One write per line: make bench prints from two threads.
+    sys.stdout.write(f"{msg}\n")
+    sys.stdout.flush()
 
 
 def tail(log, lines=25):

@@ -113,12 +113,16 @@ class Initramfs:
     def add_file(self, path, src, mode="755"):
         self.lines.append(f"file {path} {src} {mode} 0 0")
 
-    def write(self, tree, cpio, log):
+    def write(self, tree, cpio, log, mtime=None):
+        """mtime: one timestamp for every entry (a byte-identical cpio
+        from the same files), instead of now and each file's own."""
         listing = Path(str(cpio) + ".list")
         listing.write_text("\n".join(self.lines) + "\n")
         gen = build_gen_init_cpio(tree)
+        stamp = ["-t", str(mtime)] if mtime is not None else []
         with open(cpio, "wb") as out, open(log, "a") as err:
-            if subprocess.call([gen, listing], stdout=out, stderr=err):
+            if subprocess.call([gen] + stamp + [listing], stdout=out,
+                               stderr=err):
                 raise StepFailed(f"gen_init_cpio failed\n  log: {log}")
 
 

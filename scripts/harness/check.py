@@ -6,7 +6,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import boot, kbuild, ktap, source, targetrun, tree as tree_mod
+from . import boot, fsuse, kbuild, ktap, source, targetrun, tree as tree_mod
 from .paths import BUILD, CACHE, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, say, tail
 from .targets import CHECK_ORDER, TARGETS
@@ -57,6 +57,12 @@ def qemu_target(name, tree, extra):
     skipped = targetrun.initramfs(target, tree, cpio, None, extra)
     outcome, rep, console, accel = targetrun.boot_qemu(
         target, bdir, cpio, QEMU_TIMEOUT, not_run=skipped)
+    if "CONFIG_X86_PDA_UP_NOSEG=y" in (bdir / ".config").read_text():
+        for r in fsuse.check_vmlinux(bdir / "vmlinux"):
+            say(f"[{name}] vmlinux {r.name}: {r.status}: {r.detail}")
+            rep.results.append(r)
+            if r.status == "fail" and outcome == boot.PASS:
+                outcome = boot.FAIL
     if outcome != boot.PASS:
         say(f"[{name}] {outcome}; console log: {console}\n{tail(console)}")
     return (name, outcome, rep, f"{accel}, {target.cpus} CPUs, {console}")

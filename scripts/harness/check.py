@@ -2,6 +2,7 @@
 """make check: host tests, every target in QEMU, i386-smp in Bochs."""
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -13,7 +14,6 @@ from .targets import CHECK_ORDER, TARGETS
 
 QEMU_TIMEOUT = 1200
 BOCHS_TIMEOUT = 1500
-BOCHS_CPUS = 2
 
 
 def patched_tree():
@@ -68,35 +68,42 @@ def qemu_target(name, tree, extra):
     return (name, outcome, rep, f"{accel}, {target.cpus} CPUs, {console}")
 
 
-def bochs_target(tree, extra):
-    """i386-smp's bzImage on an isolinux ISO, 2 CPUs, in Bochs."""
-    target = TARGETS["i386-smp"]
+# Bochs runs: which kernel, on how many CPUs.  bochs-up is the legacy
+# single-core machine with CONFIG_X86_PDA_UP_NOSEG.
+BOCHS = {"bochs": ("i386-smp", 2), "bochs-up": ("i386-up", 1)}
+
+
+def bochs_target(name, tree, extra):
+    """A QEMU target's bzImage on an isolinux ISO, in Bochs."""
+    kernel, cpus = BOCHS[name]
+    target = TARGETS[kernel]
     bdir = BUILD / target.name
-    cpio = BUILD / "bochs" / "initramfs.cpio"
+    cpio = BUILD / name / "initramfs.cpio"
     cpio.parent.mkdir(parents=True, exist_ok=True)
     skipped = targetrun.initramfs(target, tree, cpio, None, extra,
-                                  label="bochs")
-    log = reset_log(LOGS / "bochs" / "isoimage.log")
+                                  label=name)
+    log = reset_log(LOGS / name / "isoimage.log")
     # genimage.sh copies FDINITRD into the ISO but leaves initrd= out of
     # isolinux.cfg, so name it in the command line ourselves.
-    args = (f"initrd={cpio.name} console=ttyS0 panic=-1 pda.cpus={BOCHS_CPUS} "
+    args = (f"initrd={cpio.name} console=ttyS0 panic=-1 pda.cpus={cpus} "
             f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs pda.emul")
-    with Phase("bochs", "make isoimage", log), \
+    with Phase(name, "make isoimage", log), \
             targetrun.build_lock(target.name):
         kbuild.build(target, tree, bdir, log,
                      ["isoimage", f"FDINITRD={cpio}", f"FDARGS={args}"])
-    console = LOGS / "bochs" / "console.log"
-    with Phase("bochs", f"boot + tests in Bochs ({BOCHS_CPUS} CPUs)",
+        iso = BUILD / name / "image.iso"
+        shutil.copyfile(bdir / "arch/x86/boot/image.iso", iso)
+    console = LOGS / name / "console.log"
+    with Phase(name, f"boot + tests in Bochs ({kernel}, {cpus} CPUs)",
                console):
-        outcome, rep = boot.bochs(bdir / "arch/x86/boot/image.iso",
-                                  BUILD / "bochs", console, BOCHS_TIMEOUT,
-                                  BOCHS_CPUS)
+        outcome, rep = boot.bochs(iso, BUILD / name, console, BOCHS_TIMEOUT,
+                                  cpus, name)
     rep.results += skipped
-    say(f"[bochs] {boot.describe(outcome, rep)}")
+    say(f"[{name}] {boot.describe(outcome, rep)}")
     boot.report_lines(rep)
     if outcome != boot.PASS:
-        say(f"[bochs] {outcome}; console log: {console}\n{tail(console)}")
-    return ("bochs", outcome, rep, f"{BOCHS_CPUS} CPUs, {console}")
+        say(f"[{name}] {outcome}; console log: {console}\n{tail(console)}")
+    return (name, outcome, rep, f"{kernel}, {cpus} CPUs, {console}")
 
 
 def summary(rows, started):
@@ -131,10 +138,10 @@ def main(extra=None, only=None):
         say(f"ERROR: {e}")
         return summary([("tree", "patch-failed", None, str(e))], started) or 5
     rows += host_tests(pristine, tree)
-    for name in only or CHECK_ORDER + ("bochs",):
+    for name in only or CHECK_ORDER + tuple(BOCHS):
         try:
-            if name == "bochs":
-                rows.append(bochs_target(tree, extra))
+            if name in BOCHS:
+                rows.append(bochs_target(name, tree, extra))
             else:
                 rows.append(qemu_target(name, tree, extra))
         except StepFailed as e:

@@ -15,7 +15,7 @@ def main(argv):
     c.add_argument("--extra-tests", metavar="DIR",
                    help="also run DIR/i386/* and DIR/arm/* in the guests")
     c.add_argument("--only", nargs="+", metavar="TARGET",
-                   help="i386-smp i386-up arm bochs (default: all)")
+                   help="i386-smp i386-up arm bochs bochs-up (default: all)")
     sub.add_parser("run", help="build i386-smp, boot it, show the "
                    "CPU-number methods with their cost")
     b = sub.add_parser("bench", help="mainline 6.12 against PDA, per "

@@ -10,6 +10,10 @@
  *  sel.mixed.REG.A_B    Ingo Molnar's case: two different selectors loaded
  *                       alternately into one register, each used for a
  *                       memory access before the next load
+ *  sel.kentry.fs.*      what a 32-bit UP kernel does to %fs per entry and
+ *                       exit: mainline pushes it, loads __KERNEL_PERCPU (0)
+ *                       and pops it; CONFIG_X86_PDA_UP_NOSEG pushes it and
+ *                       compares it with the saved copy, loading nothing
  *
  * The register is saved before the loop and restored after it, so i386
  * glibc's %gs is only borrowed while nothing uses it. x86-64 glibc keeps
@@ -93,6 +97,29 @@ static void run_mixed_##reg(const struct bench *b, unsigned long n)	\
 
 #ifdef __i386__
 SEG_RUNNERS(fs)
+
+static void run_kentry_mainline(const struct bench *b, unsigned long n)
+{
+	(void)b;
+	SB_LOOP(n, asm volatile("push %%fs\n\t"
+				"mov %0, %%fs\n\t"
+				"pop %%fs"
+				: : "r" (0) : "memory"));
+}
+
+static void run_kentry_noseg(const struct bench *b, unsigned long n)
+{
+	unsigned int scratch;
+
+	(void)b;
+	SB_LOOP(n, asm volatile("push %%fs\n\t"
+				"mov %%fs, %0\n\t"
+				"cmpw %w0, (%%esp)\n\t"
+				"je 1f\n\t"
+				"mov (%%esp), %%fs\n"
+				"1:\tadd $4, %%esp"
+				: "=&r" (scratch) : : "memory", "cc"));
+}
 #endif
 SEG_RUNNERS(gs)
 
@@ -139,6 +166,12 @@ SEG_RUNNERS(gs)
 const struct bench sb_seg_benches[] = {
 #ifdef __i386__
 	REG_BENCHES(fs),
+	{ .name = "sel.kentry.fs.mainline", .group = "selector-load",
+	  .desc = "UP entry+exit, mainline: push %fs; load 0; pop %fs",
+	  .ops = 1, .run = run_kentry_mainline },
+	{ .name = "sel.kentry.fs.noseg", .group = "selector-load",
+	  .desc = "UP entry+exit, NOSEG: push %fs; read, compare; no load",
+	  .ops = 1, .run = run_kentry_noseg },
 #endif
 	REG_BENCHES(gs),
 	{ }

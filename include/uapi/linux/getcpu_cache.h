@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+#ifndef _UAPI_LINUX_GETCPU_CACHE_H
+#define _UAPI_LINUX_GETCPU_CACHE_H
+
+/*
+ * getcpu_cache(2): a per-thread, user-space copy of the current CPU number
+ *
+ *	int getcpu_cache(int cmd, int32_t **cpu_cachep, int flags);
+ *
+ * GETCPU_CACHE_SET registers *cpu_cachep, a 4-byte aligned int32_t, as the
+ * calling thread's CPU number cache; the kernel writes it at once, and
+ * again before the thread returns to user space on another CPU.
+ * GETCPU_CACHE_GET stores the registered address into *cpu_cachep.  flags
+ * must be 0.  One cache per thread; new threads (CLONE_VM) start without
+ * one, a fork() child keeps its parent's, execve() drops it.
+ *
+ * Syscall number 463 on x86-32 and ARM in the PDA series only: mainline
+ * Linux 6.13 and later use 463 for setxattrat().
+ */
+
+enum getcpu_cache_cmd {
+	GETCPU_CACHE_GET = 0,	/* store the registered address in *cpu_cachep */
+	GETCPU_CACHE_SET = 1,	/* register the address found in *cpu_cachep */
+};
+
+#endif /* _UAPI_LINUX_GETCPU_CACHE_H */

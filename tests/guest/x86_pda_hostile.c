@@ -92,7 +92,7 @@ FIXTURE_SETUP(hostile)
 	self->last = self->cpus.id[self->cpus.n - 1];
 	self->sysenter = vdso_uses_sysenter();
 	signal(SIGPIPE, SIG_IGN);	/* a dead bystander is reported, not fatal */
-	self->klog = ph_klog_open();
+	self->klog = klog_open();
 	if (self->klog < 0)
 		TH_LOG("cannot open /dev/kmsg (%s): kernel log not checked",
 		       strerror(errno));
@@ -112,7 +112,7 @@ FIXTURE_TEARDOWN(hostile)
 /* After a case: the bystander is unharmed and the kernel log is clean. */
 #define CHECK_WORLD(what) do {						\
 	char __why[512];						\
-	int __n = ph_klog_scan(self->klog, __why, sizeof(__why));	\
+	int __n = klog_scan(self->klog, __why, sizeof(__why));		\
 									\
 	if (__n > 0)							\
 		TH_LOG("%s: %d kernel log splat(s), first: %s", (what),	\

@@ -11,7 +11,7 @@
  * - Children: ph_run() forks a child that runs one case with a handler
  *   for every fault signal; the handler writes what the kernel reported
  *   (siginfo and the ucontext registers) to shared memory and exits.
- * - The world outside: ph_klog_*() scans /dev/kmsg for splats since the
+ * - The world outside: klog.h scans /dev/kmsg for splats since the
  *   last scan; ph_bystander_*() runs another process that keeps its own
  *   %fs (a TLS selector), %gs (glibc's), flat %ss/%ds/%es and, in a
  *   second thread, the PDA selector, and checks them in a loop.
@@ -45,6 +45,7 @@
 
 #include "cmdline.h"
 #include "cpulist.h"
+#include "klog.h"
 
 /* The ABI header of the kernel side (repository root). */
 #include "../../../arch/x86/include/uapi/asm/pda.h"
@@ -383,88 +384,6 @@ static inline const char *ph_describe(const struct ph_result *r, char *buf,
 		snprintf(buf, len, "exit %d, done %d",
 			 WEXITSTATUS(r->status), r->done);
 	return buf;
-}
-
-/* --------------------------------------------------------- kernel log */
-
-/* The same list as tests/init/init.c: what a clean kernel never prints. */
-static const struct {
-	const char *pattern;
-	const char *unless;
-} ph_splats[] = {
-	{ "BUG:" }, { "kernel BUG at" }, { "WARNING:" }, { "Oops" },
-	{ "Call Trace" }, { "Call trace:" }, { "Kernel panic" },
-	{ "Internal error:" }, { "Unable to handle kernel" },
-	{ "general protection fault", "traps:" }, { "double fault" },
-	{ "stack-protector" }, { "UBSAN:" }, { "KASAN:" }, { "KFENCE:" },
-	{ "INFO: lockdep" }, { "possible recursive locking" },
-	{ "possible circular locking" }, { "inconsistent lock state" },
-	{ "possible irq lock inversion" }, { "suspicious RCU usage" },
-	{ "detected stall" }, { "blocked for more than" }, { "soft lockup" },
-	{ "hard LOCKUP" }, { "list_add corruption" },
-	{ "list_del corruption" }, { "refcount_t:" },
-};
-
-static inline int ph_is_splat(const char *line)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(ph_splats) / sizeof(ph_splats[0]); i++) {
-		if (!strstr(line, ph_splats[i].pattern))
-			continue;
-		if (ph_splats[i].unless && strstr(line, ph_splats[i].unless))
-			continue;
-		return 1;
-	}
-	return 0;
-}
-
-/* /dev/kmsg positioned at its end: later scans see only new records. */
-static inline int ph_klog_open(void)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		lseek(fd, 0, SEEK_END);
-	return fd;
-}
-
-/*
- * Splat lines logged since the last scan; the first one is copied to
- * @first.  -1 if the log cannot be read.
- */
-static inline int ph_klog_scan(int fd, char *first, size_t len)
-{
-	char rec[8192];
-	int found = 0;
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	if (len)
-		first[0] = '\0';
-	for (;;) {
-		char *text;
-
-		r = read(fd, rec, sizeof(rec) - 1);
-		if (r < 0 && errno == EPIPE)
-			continue;
-		if (r <= 0)
-			break;
-		rec[r] = '\0';
-		text = strchr(rec, ';');
-		text = text ? text + 1 : rec;
-		text[strcspn(text, "\n")] = '\0';
-		if (!ph_is_splat(text))
-			continue;
-		if (!found++ && len) {
-			size_t n = strnlen(text, len - 1);
-
-			memcpy(first, text, n);
-			first[n] = '\0';
-		}
-	}
-	return found;
 }
 
 /* ---------------------------------------------------------- bystander */

@@ -192,10 +192,15 @@ static inline int rd_gcc(void)
 {
 	int cpu;
 
+	/*
+	 * No "memory" clobber: it would make the compiler reload sb_gcc_ptr
+	 * before every read, and count that load too.  volatile is enough to
+	 * read the word again each time.
+	 */
 #ifdef SB_X86
-	asm volatile("movl (%1), %0" : "=r" (cpu) : "r" (sb_gcc_ptr) : "memory");
+	asm volatile("movl (%1), %0" : "=r" (cpu) : "r" (sb_gcc_ptr));
 #else
-	asm volatile("ldr %0, [%1]" : "=r" (cpu) : "r" (sb_gcc_ptr) : "memory");
+	asm volatile("ldr %0, [%1]" : "=r" (cpu) : "r" (sb_gcc_ptr));
 #endif
 	return cpu;
 }

@@ -6,6 +6,7 @@ import re
 import subprocess
 import threading
 import time
+import tty
 from pathlib import Path
 
 from . import ktap
@@ -198,10 +199,13 @@ def _drain_screen(tty_log):
         except OSError:
             return
         try:
-            while os.read(fd, 4096):
-                pass
+            # Raw: no echo back to Bochs (it would read it as keys), and
+            # a ^D in the screen data is not an end of file.
+            tty.setraw(fd)
+            while True:
+                os.read(fd, 4096)
         except OSError:
-            pass            # Bochs closed it: the run is over
+            pass            # Bochs closed it (EIO): the run is over
         finally:
             os.close(fd)
 

@@ -149,6 +149,8 @@ def bochs(iso, workdir, console, timeout, cpus, target_name="bochs"):
     cont = workdir / "continue.rc"
     cont.write_text("c\n")
     Path(console).unlink(missing_ok=True)
+    # A previous run's tty log names a pty that is no longer Bochs's.
+    (workdir / "bochs.tty").unlink(missing_ok=True)
     out = workdir / "bochs.out"
     # Debian's Bochs has no headless display library; "term" wants a
     # terminal, so script(1) gives it a pty whether or not we have one.

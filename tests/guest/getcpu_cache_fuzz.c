@@ -118,7 +118,7 @@ static int is_cache(uintptr_t p)
 
 static uintptr_t kernel_addr(uint32_t *rnd)
 {
-	return 0xc0000000u | (gc_rand(rnd) & 0x3fffffffu);
+	return 0xc0000000u | (xorshift32(rnd) & 0x3fffffffu);
 }
 
 static void *fuzz_thread(void *arg)
@@ -132,7 +132,7 @@ static void *fuzz_thread(void *arg)
 	for (k = 0; k < NCACHES; k++)
 		caches[k] = SENTINEL;
 	for (i = 0; i < f->iters; i++) {
-		uint32_t r = gc_rand(&rnd);
+		uint32_t r = xorshift32(&rnd);
 		long cmd, flags = 0, ret;
 		enum arg a = r % ARG_NR;
 		enum val v = (r >> 4) % VAL_NR;
@@ -144,7 +144,7 @@ static void *fuzz_thread(void *arg)
 		/* cmd: mostly valid; flags: mostly 0 */
 		switch ((r >> 8) % 16) {
 		case 0:
-			cmd = (long)gc_rand(&rnd);
+			cmd = (long)xorshift32(&rnd);
 			break;
 		case 1:
 			cmd = 2 + (r >> 12) % 4;
@@ -153,7 +153,7 @@ static void *fuzz_thread(void *arg)
 			cmd = (r >> 12) & 1 ? GETCPU_CACHE_SET : GETCPU_CACHE_GET;
 		}
 		if ((r >> 16) % 10 == 0)
-			flags = (long)(gc_rand(&rnd) | 1u << ((r >> 20) % 32));
+			flags = (long)(xorshift32(&rnd) | 1u << ((r >> 20) % 32));
 
 		switch (v) {
 		case VAL_CACHE:
@@ -289,7 +289,7 @@ static void *fuzz_thread(void *arg)
 
 		/* Migrate now and then, and check the cache followed. */
 		if (i % 64 == 63) {
-			int cpu = cpus.id[gc_rand(&rnd) % cpus.n];
+			int cpu = cpus.id[xorshift32(&rnd) % cpus.n];
 
 			if (gc_pin(cpu)) {
 				f->err = errno;

@@ -147,8 +147,8 @@ static void *storm_thread(void *arg)
 		return NULL;
 	}
 	while (gc_now() < s->end) {
-		int cpu = s->cpus->id[gc_rand(&rnd) % s->cpus->n];
-		int i, n = 50 + gc_rand(&rnd) % 200;
+		int cpu = s->cpus->id[xorshift32(&rnd) % s->cpus->n];
+		int i, n = 50 + xorshift32(&rnd) % 200;
 
 		if (gc_pin(cpu)) {
 			s->err = errno;

@@ -86,7 +86,7 @@ static void *count_thread(void *arg)
 		return NULL;
 	}
 	while (i < w->m) {
-		uint32_t r = pda_test_rand(&w->seed);
+		uint32_t r = xorshift32(&w->seed);
 
 		chunk = 1 + r % 2048;
 		if (chunk > w->m - i)
@@ -337,7 +337,7 @@ static void *mixed_thread(void *arg)
 	m->init_errno = errno;
 	m->errno_kept = 1;
 	for (i = 0; i < MIXED_M; i++) {
-		uint32_t r = pda_test_rand(&m->seed);
+		uint32_t r = xorshift32(&m->seed);
 
 		if ((r & 1023) == 0)
 			pda_test_pin(m->cpus[(r >> 10) % m->ncpus]);

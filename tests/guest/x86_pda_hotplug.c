@@ -71,7 +71,7 @@ static void *reader_thread(void *arg)
 		return NULL;
 	}
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
-		uint32_t r = pda_test_rand(&rd->seed);
+		uint32_t r = xorshift32(&rd->seed);
 		int cpu = sh->cpus[r % sh->ncpus], err, i, seg, sched;
 		uint64_t bad = 0, broken = 0;
 

@@ -91,7 +91,7 @@ static void *storm_thread(void *arg)
 		return NULL;
 	}
 	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
-		uint32_t r = pda_test_rand(&w->seed);
+		uint32_t r = xorshift32(&w->seed);
 		int cpu = s->cpus[r % s->ncpus];
 		unsigned int k = s->window / 2 + (r >> 16) % s->window;
 		uint64_t bad = 0, sys_checks = 0;

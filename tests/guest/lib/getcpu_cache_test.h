@@ -25,6 +25,7 @@
 
 #include "cmdline.h"
 #include "cpulist.h"
+#include "xorshift.h"
 #include "klog.h"
 #include "../../../include/uapi/linux/getcpu_cache.h"
 
@@ -138,18 +139,6 @@ static inline int gc_bochs(void)
 static inline long gc_scale(long n)
 {
 	return gc_bochs() ? (n + 9) / 10 : n;
-}
-
-/* xorshift32; @state must not be 0. */
-static inline uint32_t gc_rand(uint32_t *state)
-{
-	uint32_t x = *state;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	*state = x;
-	return x;
 }
 
 /* ----------------------------------------------------------- memory */

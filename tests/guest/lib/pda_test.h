@@ -19,6 +19,7 @@
 
 #include "cmdline.h"
 #include "cpulist.h"
+#include "xorshift.h"
 #include "../../../tools/lib/pda/pda.h"
 
 #define PDA_TEST_ONLINE	"/sys/devices/system/cpu/online"
@@ -85,18 +86,6 @@ static inline uint64_t pda_test_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* xorshift32: a cheap, per-thread PRNG; @state must not be 0. */
-static inline uint32_t pda_test_rand(uint32_t *state)
-{
-	uint32_t x = *state;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	*state = x;
-	return x;
 }
 
 /* The lsl of the CPUNODE selector 0xe3 (i386 kernel): CPU, or -1. */

@@ -79,4 +79,26 @@ static inline long cmdline_get_long(const char *key)
 	return (*end || end == val || v < 0) ? -1 : v;
 }
 
+/*
+ * pda.scale=N: the soak of make check-full runs every stress test at N
+ * times its make check size.  1 when absent.
+ */
+static inline long cmdline_scale(void)
+{
+	long n = cmdline_get_long("pda.scale");
+
+	return n > 0 ? n : 1;
+}
+
+/*
+ * pda.seed=N: the seed of a fuzzer, so that SEED=N replays a run; the
+ * harness always passes one.  @fallback when absent (a direct run).
+ */
+static inline unsigned long cmdline_seed(unsigned long fallback)
+{
+	long n = cmdline_get_long("pda.seed");
+
+	return n > 0 ? (unsigned long)n : fallback;
+}
+
 #endif /* PDA_TESTS_CMDLINE_H */

@@ -11,8 +11,8 @@
  * bytes around each cpu_cachep, are checked after every call.  The kernel
  * log must stay clean.
  *
- * The seed is pda.seed=N on the kernel command line, else a fixed one; it
- * is printed, so a failure can be replayed.
+ * The seed is pda.seed=N on the kernel command line (SEED=N of make), else
+ * a fixed one; it is printed, so a failure can be replayed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +27,7 @@
 #include "kselftest_harness.h"
 
 #include "lib/getcpu_cache_test.h"
+#include "lib/stat.h"
 
 #define NCACHES		4
 #define SENTINEL	(-1)
@@ -331,7 +332,7 @@ FIXTURE_TEARDOWN(gc)
 
 TEST_F_TIMEOUT(gc, fuzz, 240)
 {
-	long seed = cmdline_get_long("pda.seed");
+	unsigned long seed = cmdline_seed(DEFAULT_SEED);
 	long threads = 8, per = gc_scale(3000), k;
 	long total[5] = { 0 }, mismatches = 0, stray = 0, bad_cpu = 0;
 	char first[256];
@@ -339,10 +340,8 @@ TEST_F_TIMEOUT(gc, fuzz, 240)
 
 	if (!gc_present())
 		SKIP(return, "getcpu_cache (463) is ENOSYS: no CONFIG_GETCPU_CACHE");
-	if (seed <= 0)
-		seed = DEFAULT_SEED;
-	TH_LOG("seed %ld (pda.seed=N to replay), %ld threads x %ld calls",
-	       seed, threads, per);
+	TH_LOG("seed %lu (SEED=%lu replays it), %ld threads x %ld calls",
+	       seed, seed, threads, per);
 	ASSERT_EQ(0, gc_cpus_online(&cpus));
 	ASSERT_EQ(0, gc_pages_map(&pages));
 	caches = mmap(NULL, pages.size, PROT_READ | PROT_WRITE,
@@ -373,6 +372,7 @@ TEST_F_TIMEOUT(gc, fuzz, 240)
 	}
 	TH_LOG("results: %ld ok, %ld EINVAL, %ld EFAULT, %ld EBUSY, %ld ENOENT",
 	       total[0], total[1], total[2], total[3], total[4]);
+	pda_stat("fuzz_iterations", threads * per);
 	EXPECT_EQ(0, mismatches);
 	EXPECT_EQ(0, stray);
 	EXPECT_EQ(0, bad_cpu);

@@ -28,6 +28,7 @@
 #include "kselftest_harness.h"
 
 #include "lib/getcpu_cache_test.h"
+#include "lib/stat.h"
 
 static __thread volatile int32_t tls_cache = -1;
 
@@ -175,10 +176,10 @@ static void *storm_thread(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(mig, storm, 120)
+TEST_F_TIMEOUT(mig, storm, 1200)
 {
 	int nthreads = self->cpus.n * 2 + 1, i;
-	double secs = gc_bochs() ? 2.0 : 4.0;
+	double secs = (gc_bochs() ? 2.0 : 4.0) * cmdline_scale();
 	struct storm s[GC_MAX_CPUS * 2 + 1];
 	pthread_t t[GC_MAX_CPUS * 2 + 1];
 	long windows = 0, reads = 0, stale = 0, moved = 0, disagree = 0;
@@ -210,6 +211,8 @@ TEST_F_TIMEOUT(mig, storm, 120)
 	EXPECT_EQ(0, disagree);
 	/* It was a storm: most windows moved the thread. */
 	EXPECT_LT(windows / 4, moved);
+	pda_stat("checks", reads);
+	pda_stat("migrations", moved);
 }
 
 /* ---------------------------------------------------------- SIGSEGV */

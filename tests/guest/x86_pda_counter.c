@@ -151,7 +151,7 @@ FIXTURE_SETUP(counter)
 {
 	self->ncpus = pda_test_online(self->cpus, CPU_SETSIZE);
 	ASSERT_LT(0, self->ncpus);
-	self->m = M;
+	self->m = M * cmdline_scale();
 	self->nthreads = THREADS_PER_CPU * self->ncpus;
 	if (self->nthreads > MAX_THREADS)
 		self->nthreads = MAX_THREADS;

@@ -31,6 +31,7 @@
 
 #include "lib/cpu_methods.h"
 #include "lib/pda_test.h"
+#include "lib/stat.h"
 
 #define READERS_PER_CPU		2
 #define MAX_READERS		128
@@ -188,9 +189,9 @@ FIXTURE_TEARDOWN(hotplug)
 			pda_test_set_online(self->sh.cpus[i], 1);
 }
 
-TEST_F_TIMEOUT(hotplug, offline_online, 280)
+TEST_F_TIMEOUT(hotplug, offline_online, 2800)
 {
-	int rounds = ROUNDS, dwell = DWELL_US;
+	int rounds = ROUNDS * cmdline_scale(), dwell = DWELL_US;
 	struct shared *sh = &self->sh;
 	int round, i, cycles = 0, bad_after = 0, err;
 	uint64_t start = pda_test_now_ns();
@@ -253,6 +254,9 @@ TEST_F_TIMEOUT(hotplug, offline_online, 280)
 	EXPECT_EQ(0, sh->mismatches);
 	EXPECT_EQ(0, bad_after);
 	EXPECT_LT(0, sh->checks);
+	pda_stat("hotplug_cycles", cycles);
+	pda_stat("checks", sh->checks);
+	pda_stat("migrations", sh->windows);
 	/* All back: every CPU pinned once more. */
 	for (i = 0; i < sh->ncpus; i++)
 		EXPECT_EQ(0, check_on_cpu(sh->cpus[i], _metadata));

@@ -138,6 +138,7 @@ static inline int gc_bochs(void)
 
 static inline long gc_scale(long n)
 {
+	n *= cmdline_scale();
 	return gc_bochs() ? (n + 9) / 10 : n;
 }
 

@@ -5,14 +5,17 @@
 
 PDA := scripts/pda
 
-.PHONY: run check bench patches deps clean
+.PHONY: run check check-full bench patches deps clean
 
 run: deps
 	$(PDA) run
 
 check: deps
 	$(PDA) check $(if $(EXTRA_TESTS),--extra-tests $(EXTRA_TESTS)) \
-		$(if $(ONLY),--only $(ONLY))
+		$(if $(ONLY),--only $(ONLY)) $(if $(SEED),--seed $(SEED))
+
+check-full: deps
+	$(PDA) check-full $(if $(SEED),--seed $(SEED))
 
 bench: deps
 	$(PDA) bench $(if $(ONLY),--only $(ONLY))

@@ -16,6 +16,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from .markers import replace_marked
+
 README_BEGIN = "<!-- bench:begin: written by `make bench` from results/; " \
     "do not edit by hand -->"
 README_END = "<!-- bench:end -->"
@@ -494,11 +496,7 @@ def readme_section(prs, minutes):
 
 def rewrite_readme(text, section):
     """Replace the marked region; the markers must be there, once each."""
-    begin = text.find(README_BEGIN)
-    end = text.find(README_END)
-    if begin < 0 or end < begin or text.count(README_BEGIN) != 1:
-        raise ValueError("README.md lacks the bench:begin/bench:end markers")
-    return text[:begin] + section + text[end + len(README_END):]
+    return replace_marked(text, README_BEGIN, README_END, section)
 
 
 def write(repo, variants, host, series_opts, minutes, partial=False,

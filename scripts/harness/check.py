@@ -50,13 +50,14 @@ def host_tests(pristine, tree):
     return rows
 
 
-def qemu_target(name, tree, extra):
+def qemu_target(name, tree, extra, args=""):
+    """args: extra kernel arguments (pda.seed=N)."""
     target = TARGETS[name]
     bdir = targetrun.kernel(target, tree)
     cpio = BUILD / name / "initramfs.cpio"
     skipped = targetrun.initramfs(target, tree, cpio, None, extra)
     outcome, rep, console, accel = targetrun.boot_qemu(
-        target, bdir, cpio, QEMU_TIMEOUT, not_run=skipped)
+        target, bdir, cpio, QEMU_TIMEOUT, extra_args=args, not_run=skipped)
     if "CONFIG_X86_PDA_UP_NOSEG=y" in (bdir / ".config").read_text():
         for r in fsuse.check_vmlinux(bdir / "vmlinux"):
             say(f"[{name}] vmlinux {r.name}: {r.status}: {r.detail}")
@@ -73,7 +74,7 @@ def qemu_target(name, tree, extra):
 BOCHS = {"bochs": ("i386-smp", 2), "bochs-up": ("i386-up", 1)}
 
 
-def bochs_target(name, tree, extra):
+def bochs_target(name, tree, extra, args=""):
     """A QEMU target's bzImage on an isolinux ISO, in Bochs."""
     kernel, cpus = BOCHS[name]
     target = TARGETS[kernel]
@@ -86,7 +87,7 @@ def bochs_target(name, tree, extra):
     # genimage.sh copies FDINITRD into the ISO but leaves initrd= out of
     # isolinux.cfg, so name it in the command line ourselves.
     args = (f"initrd={cpio.name} console=ttyS0 panic=-1 pda.cpus={cpus} "
-            f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs pda.emul")
+            f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs pda.emul {args}").strip()
     with Phase(name, "make isoimage", log), \
             targetrun.build_lock(target.name):
         kbuild.build(target, tree, bdir, log,
@@ -129,22 +130,37 @@ def summary(rows, started):
     return worst
 
 
-def main(extra=None, only=None):
-    started = time.monotonic()
+def guest_targets(names, tree, extra=None, args=""):
+    """Boot each target with every guest test; one summary row each."""
     rows = []
+    for name in names:
+        try:
+            if name in BOCHS:
+                rows.append(bochs_target(name, tree, extra, args))
+            else:
+                rows.append(qemu_target(name, tree, extra, args))
+        except StepFailed as e:
+            say(f"ERROR [{name}]: {e}")
+            rows.append((name, "build-failed", None, str(e).splitlines()[0]))
+    return rows
+
+
+def seed_args(seed):
+    """The fuzzers' seed, on every guest's command line."""
+    if seed is None:
+        return ""
+    say(f"seed {seed} (SEED={seed} replays it)")
+    return f"pda.seed={seed}"
+
+
+def main(extra=None, only=None, seed=None):
+    started = time.monotonic()
     try:
         pristine, tree = patched_tree()
     except StepFailed as e:
         say(f"ERROR: {e}")
         return summary([("tree", "patch-failed", None, str(e))], started) or 5
-    rows += host_tests(pristine, tree)
-    for name in only or CHECK_ORDER + tuple(BOCHS):
-        try:
-            if name in BOCHS:
-                rows.append(bochs_target(name, tree, extra))
-            else:
-                rows.append(qemu_target(name, tree, extra))
-        except StepFailed as e:
-            say(f"ERROR [{name}]: {e}")
-            rows.append((name, "build-failed", None, str(e).splitlines()[0]))
+    rows = host_tests(pristine, tree)
+    rows += guest_targets(only or CHECK_ORDER + tuple(BOCHS), tree, extra,
+                          seed_args(seed))
     return summary(rows, started)

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Command line: pda check | run | bench | patches."""
+"""Command line: pda check | check-full | run | bench | patches."""
 
 import argparse
 import sys
 
-from . import bench, check, export, quick, run
+from . import bench, check, checkfull, export, quick, run
 from .progress import StepFailed, say
 
 
@@ -16,6 +16,12 @@ def main(argv):
                    help="also run DIR/i386/* and DIR/arm/* in the guests")
     c.add_argument("--only", nargs="+", metavar="TARGET",
                    help="i386-smp i386-up arm bochs bochs-up (default: all)")
+    c.add_argument("--seed", type=int,
+                   help="the fuzzers' seed (default: their fixed one)")
+    f = sub.add_parser("check-full", help="make check, the debug kernels, "
+                       "a soak; writes results/RELIABILITY.md")
+    f.add_argument("--seed", type=int,
+                   help="the fuzzers' seed (default: a random one)")
     sub.add_parser("run", help="build i386-smp, boot it, show the "
                    "CPU-number methods with their cost")
     b = sub.add_parser("bench", help="mainline 6.12 against PDA, per "
@@ -37,7 +43,9 @@ def main(argv):
     args = ap.parse_args(argv)
     try:
         if args.cmd == "check":
-            return check.main(args.extra_tests, args.only)
+            return check.main(args.extra_tests, args.only, args.seed)
+        if args.cmd == "check-full":
+            return checkfull.main(args.seed)
         if args.cmd == "run":
             return run.main()
         if args.cmd == "bench":

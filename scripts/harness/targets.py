@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The kernels we build and boot, in one table."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -27,5 +27,12 @@ TARGETS = {
                   images=("zImage",), boot_image="arch/arm/boot/zImage",
                   console="ttyAMA0", user_arch="arm"),
 }
+# make check-full's debug variants: the same kernels plus configs/debug.config
+# (lockdep, UBSAN, KFENCE, DEBUG_VM...).
+for _base in ("i386-smp", "arm"):
+    _t = TARGETS[_base]
+    TARGETS[f"{_base}-debug"] = replace(_t, name=f"{_base}-debug",
+                                        fragments=_t.fragments + ("debug",))
+DEBUG_ORDER = ("i386-smp-debug", "arm-debug")
 
 CHECK_ORDER = ("i386-smp", "i386-up", "arm")

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make check-full: everything make check runs, then the debug kernels and
+the soak, then the reliability table (reliability.py)."""
+
+import secrets
+import time
+
+from . import boot, check, ktap, reliability, targetrun
+from .paths import BUILD, LOGS
+from .progress import StepFailed, say, tail
+from .targets import CHECK_ORDER, DEBUG_ORDER, TARGETS
+
+SOAK_SCALE = 10
+SOAK_BUDGET_S = 20 * 60
+SOAK_TARGETS = ("i386-smp", "i386-up", "arm")
+# The stress tests: they read pda.scale; the upstream rseq ones take their
+# repetitions on argv instead (-r).
+SOAK_TESTS = ("x86_pda_migration_storm", "x86_pda_counter",
+              "x86_pda_hotplug", "getcpu_cache_migration",
+              "getcpu_cache_fuzz", "hotplug_churn", "x86_seg_fuzz")
+SOAK_RSEQ = "upstream_rseq_param_test_"
+
+# What a debug kernel prints when its checkers are live, and what lockdep
+# prints when it switches itself off for the rest of the run.
+DEBUG_BANNERS = {"lockdep": "Lock dependency validator",
+                 "kfence": "kfence: initialized"}
+LOCKDEP_OFF = "turning off the locking correctness validator"
+
+
+def debug_active(console):
+    """Results proving the debug kernel's checkers ran the whole boot: a
+    clean log from a kernel whose lockdep had turned itself off would prove
+    nothing."""
+    text = console.read_text(errors="replace")
+    results = []
+    for name, banner in DEBUG_BANNERS.items():
+        ok = banner in text
+        results.append(ktap.Result(f"debug:{name}_active",
+                                   "pass" if ok else "fail",
+                                   "" if ok else f"no '{banner}' at boot"))
+    off = LOCKDEP_OFF in text
+    results.append(ktap.Result("debug:lockdep_stayed_on",
+                               "fail" if off else "pass",
+                               f"'{LOCKDEP_OFF}'" if off else ""))
+    return results
+
+
+def debug_targets(tree, args):
+    rows = check.guest_targets(DEBUG_ORDER, tree, None, args)
+    for i, (name, outcome, rep, where) in enumerate(rows):
+        if rep is None:
+            continue
+        for r in debug_active(LOGS / name / "console.log"):
+            say(f"[{name}] {r.name}: {r.status} {r.detail}".rstrip())
+            rep.results.append(r)
+            if r.status == "fail" and outcome == boot.PASS:
+                outcome = boot.FAIL
+        rows[i] = (name, outcome, rep, where)
+    return rows
+
+
+def soak_argv(name, argv):
+    """Ten times the repetitions of an upstream rseq param_test."""
+    if not name.startswith(SOAK_RSEQ) or "-r" not in argv:
+        return argv
+    argv = list(argv)
+    i = argv.index("-r") + 1
+    argv[i] = str(int(argv[i]) * SOAK_SCALE)
+    return argv
+
+
+def soak(tree, args):
+    """Each stress test at SOAK_SCALE times its make check size, on each
+    SOAK_TARGETS kernel, all inside SOAK_BUDGET_S: a boot gets what is left
+    of the budget as its hard timeout."""
+    started = time.monotonic()
+    rows = []
+    for name in SOAK_TARGETS:
+        label = f"{name}-soak"
+        left = int(SOAK_BUDGET_S - (time.monotonic() - started))
+        if left < 60:
+            say(f"[{label}] soak budget of {SOAK_BUDGET_S // 60} min spent")
+            rows.append((label, boot.TIMEOUT, None, "soak budget spent"))
+            continue
+        target = TARGETS[name]
+        try:
+            bdir = targetrun.kernel(target, tree)
+            _, progs = targetrun.user_space(target.user_arch, tree)
+            chosen = [(n, exe, soak_argv(n, argv)) for n, exe, argv in progs
+                      if n in SOAK_TESTS or n.startswith(SOAK_RSEQ)]
+            cpio = BUILD / label / "initramfs.cpio"
+            cpio.parent.mkdir(parents=True, exist_ok=True)
+            targetrun.initramfs(target, tree, cpio, chosen, label=label)
+        except StepFailed as e:
+            say(f"ERROR [{label}]: {e}")
+            rows.append((label, "build-failed", None,
+                         str(e).splitlines()[0]))
+            continue
+        outcome, rep, console, accel = targetrun.boot_qemu(
+            target, bdir, cpio, left, label=label,
+            extra_args=f"{args} pda.scale={SOAK_SCALE}")
+        if outcome != boot.PASS:
+            say(f"[{label}] {outcome}; console log: {console}\n"
+                f"{tail(console)}")
+        rows.append((label, outcome, rep,
+                     f"{accel}, {target.cpus} CPUs, x{SOAK_SCALE}, {console}"))
+    say(f"[soak] {(time.monotonic() - started) / 60:.1f} min of the "
+        f"{SOAK_BUDGET_S // 60} min budget")
+    return rows
+
+
+def main(seed=None):
+    started = time.monotonic()
+    if seed is None:
+        seed = secrets.randbelow(2**31 - 1) + 1
+    args = check.seed_args(seed)
+    try:
+        pristine, tree = check.patched_tree()
+    except StepFailed as e:
+        say(f"ERROR: {e}")
+        return check.summary([("tree", "patch-failed", None, str(e))],
+                             started) or 5
+    rows = check.host_tests(pristine, tree)
+    rows += check.guest_targets(CHECK_ORDER + tuple(check.BOCHS), tree,
+                                None, args)
+    rows += debug_targets(tree, args)
+    rows += soak(tree, args)
+    worst = check.summary(rows, started)
+    reliability.write(rows, seed, (time.monotonic() - started) / 60)
+    return worst

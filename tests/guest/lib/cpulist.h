@@ -60,4 +60,20 @@ static inline int cpulist_read(const char *path, cpu_set_t *set)
 	return cpulist_parse(buf, set);
 }
 
+#define CPULIST_ONLINE	"/sys/devices/system/cpu/online"
+
+/* The online CPUs, lowest first, into @cpus; how many, or -1. */
+static inline int cpulist_online(int *cpus, int max)
+{
+	cpu_set_t set;
+	int i, n = 0;
+
+	if (cpulist_read(CPULIST_ONLINE, &set))
+		return -1;
+	for (i = 0; i < CPU_SETSIZE && n < max; i++)
+		if (CPU_ISSET(i, &set))
+			cpus[n++] = i;
+	return n;
+}
+
 #endif /* PDA_TESTS_CPULIST_H */

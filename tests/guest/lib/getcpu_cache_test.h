@@ -87,16 +87,11 @@ struct gc_cpus {
 
 static inline int gc_cpus_online(struct gc_cpus *c)
 {
-	cpu_set_t set;
-	int i;
-
+	c->n = cpulist_online(c->id, GC_MAX_CPUS);
+	if (c->n > 0)
+		return 0;
 	c->n = 0;
-	if (cpulist_read("/sys/devices/system/cpu/online", &set))
-		return -1;
-	for (i = 0; i < CPU_SETSIZE && c->n < GC_MAX_CPUS; i++)
-		if (CPU_ISSET(i, &set))
-			c->id[c->n++] = i;
-	return c->n ? 0 : -1;
+	return -1;
 }
 
 /* Runs the calling thread on @cpu only; 0 or -errno. */

@@ -168,16 +168,11 @@ struct ph_cpus {
 
 static inline int ph_cpus_online(struct ph_cpus *c)
 {
-	cpu_set_t set;
-	int i;
-
+	c->n = cpulist_online(c->id, PH_MAX_CPUS);
+	if (c->n > 0)
+		return 0;
 	c->n = 0;
-	if (cpulist_read("/sys/devices/system/cpu/online", &set))
-		return -1;
-	for (i = 0; i < PH_MAX_CPUS; i++)
-		if (CPU_ISSET(i, &set))
-			c->id[c->n++] = i;
-	return c->n ? 0 : -1;
+	return -1;
 }
 
 static inline int ph_pin(int cpu)

@@ -37,15 +37,7 @@ static inline int pda_test_bochs(void)
 /* The online CPUs, as a list; returns how many, or -1. */
 static inline int pda_test_online(int *cpus, int max)
 {
-	cpu_set_t set;
-	int i, n = 0;
-
-	if (cpulist_read(PDA_TEST_ONLINE, &set))
-		return -1;
-	for (i = 0; i < CPU_SETSIZE && n < max; i++)
-		if (CPU_ISSET(i, &set))
-			cpus[n++] = i;
-	return n;
+	return cpulist_online(cpus, max);
 }
 
 /* Runs the calling thread on @cpu only; returns 0 or -errno. */

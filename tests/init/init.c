@@ -59,6 +59,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../guest/lib/klog.h"
+
 /* klogctl() action numbers are not in glibc's <sys/klog.h>. */
 #define SYSLOG_ACTION_CONSOLE_LEVEL_PDA	8
 
@@ -555,65 +557,6 @@ static bool report(int k, const char *name, enum outcome r, int status,
 
 /* ----------------------------------------------------------- kernel log */
 
-/*
- * What a clean kernel never prints.  Matching is case-sensitive on
- * purpose: "Warning: unable to open an initial console." is not a splat.
- * @unless excludes lines that merely look alike.
- */
-static const struct {
-	const char *pattern;
-	const char *unless;
-} splats[] = {
-	{ "BUG:" },
-	{ "kernel BUG at" },
-	{ "WARNING:" },
-	{ "Oops" },
-	{ "Call Trace" },
-	{ "Call trace:" },
-	{ "Kernel panic" },
-	{ "Internal error:" },
-	{ "Unable to handle kernel" },
-	/*
-	 * A user-mode #GP that no handler catches is logged as
-	 * "traps: prog[pid] general protection fault ip:...": that is the
-	 * test's business (some selftests provoke it).  A kernel-mode one
-	 * also says "Oops".
-	 */
-	{ "general protection fault", "traps:" },
-	{ "double fault" },
-	{ "stack-protector" },
-	{ "UBSAN:" },
-	{ "KASAN:" },
-	{ "KFENCE:" },
-	{ "INFO: lockdep" },
-	{ "possible recursive locking" },
-	{ "possible circular locking" },
-	{ "inconsistent lock state" },
-	{ "possible irq lock inversion" },
-	{ "suspicious RCU usage" },
-	{ "detected stall" },
-	{ "blocked for more than" },
-	{ "soft lockup" },
-	{ "hard LOCKUP" },
-	{ "list_add corruption" },
-	{ "list_del corruption" },
-	{ "refcount_t:" },
-};
-
-static bool is_splat(const char *line)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(splats) / sizeof(splats[0]); i++) {
-		if (!strstr(line, splats[i].pattern))
-			continue;
-		if (splats[i].unless && strstr(line, splats[i].unless))
-			continue;
-		return true;
-	}
-	return false;
-}
-
 /* Whole ring buffer through syslog(2): no /dev or /proc needed. */
 static char *read_klog_all(size_t *len)
 {
@@ -665,42 +608,18 @@ static char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
-/*
- * Host mode: the host's earlier messages are not ours, so remember where
- * /dev/kmsg ends before the tests and read only what follows.
- */
-static int kmsg_open_at_end(void)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		lseek(fd, 0, SEEK_END);
-	return fd;
-}
-
-/* Turns /dev/kmsg records ("prio,seq,ts,flags;text") into text lines. */
+/* The text of every /dev/kmsg record left to read, one line each. */
 static char *read_kmsg(int fd, size_t *len)
 {
 	size_t cap = 65536, n = 0;
 	char rec[8192], *buf = malloc(cap);
-	ssize_t r;
+	const char *text;
 
 	if (!buf)
 		return NULL;
-	for (;;) {
-		char *text;
-		size_t tl;
+	while ((text = klog_next(fd, rec, sizeof(rec)))) {
+		size_t tl = strlen(text);
 
-		r = read(fd, rec, sizeof(rec) - 1);
-		if (r < 0 && errno == EPIPE)
-			continue;	/* records overwritten; go on */
-		if (r <= 0)
-			break;
-		rec[r] = '\0';
-		text = strchr(rec, ';');
-		text = text ? text + 1 : rec;
-		text[strcspn(text, "\n")] = '\0';
-		tl = strlen(text);
 		if (n + tl + 2 > cap) {
 			cap = 2 * (n + tl + 2);
 			buf = realloc(buf, cap);
@@ -742,7 +661,7 @@ static bool check_klog(int k, const struct options *o, int kmsg_fd)
 	}
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (!is_splat(line))
+		if (!klog_is_splat(line))
 			continue;
 		if (found++ < KLOG_MAX_REPORT)
 			printf("    %s\n", line);
@@ -839,7 +758,7 @@ int main(int argc, char **argv)
 		/* Orphans of the tests come to us, as they would to PID 1. */
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 		if (!o.klog_file)
-			kmsg_fd = kmsg_open_at_end();
+			kmsg_fd = klog_open();
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* Tests run with DIR as their cwd, so their path must not be relative. */

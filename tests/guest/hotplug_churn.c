@@ -29,7 +29,7 @@
  * The controller's choices (which CPUs, how many at once, in what order,
  * how long they stay offline) come from pda.seed=N, printed, so a run can
  * be replayed as far as the scheduler allows.  pda.scale=N multiplies the
- * cycles; Bochs runs a quarter of them.  getcpu_cache ENOSYS drops that
+ * rounds; Bochs runs a quarter of them.  getcpu_cache ENOSYS drops that
  * method (logged) and checks the rest; one online CPU, or none with a
  * writable online file (i386-up; cpu0 on x86 has none), skips (exit 4).
  */
@@ -48,19 +48,6 @@
 
 #include "lib/cpu_methods.h"
 #include "lib/getcpu_cache_test.h"
-#include "../../tools/lib/pda/pda.h"
-#if !PDA_X86_32
-/*
- * pda_test.h's pda_test_cpunode() calls pda_lsl(), which pda.h defines
- * for x86-32 only; elsewhere, a definition that says "no such selector"
- * lets the header compile without an implicit declaration.  (The CPUNODE
- * lsl is read through cpu_methods.h here, on x86 only.)
- */
-static inline int pda_lsl(unsigned int sel, unsigned int *limit)
-{
-	return -1;
-}
-#endif
 #include "lib/pda_test.h"
 #include "lib/stat.h"
 
@@ -68,8 +55,11 @@ static inline int pda_lsl(unsigned int sel, unsigned int *limit)
 #define READERS_PER_CPU		2
 #define MAX_CPUS		64	/* the readers' online mask is a uint64_t */
 #define MAX_READERS		(READERS_PER_CPU * MAX_CPUS)
-/* Controller cycles at pda.scale=1: each takes 1..n-1 CPUs offline. */
-#define CYCLES			24
+/*
+ * Controller rounds at pda.scale=1: each takes 1..n-1 random CPUs offline
+ * and brings them back, one offline/online cycle per CPU.
+ */
+#define ROUNDS			16
 /* How long CPUs stay offline, and online between cycles: 0..DWELL_US. */
 #define DWELL_US		30000
 /* Reads of every method per pinned window; a sched_yield() every 8th. */
@@ -449,7 +439,7 @@ static void pick_some(const int *from, int n, int *to, int k, uint32_t *rng)
 TEST_F_TIMEOUT(churn, offline_online, 2400)
 {
 	struct shared *sh = &self->sh;
-	long rounds = CYCLES * cmdline_scale(), round;
+	long rounds = ROUNDS * cmdline_scale(), round;
 	uint32_t rng = self->seed ? self->seed : 1;
 	unsigned long joined_windows = 0, sum = 0, refused = 0, broken = 0;
 	unsigned long mismatches = 0, cycles = 0, bad_after = 0;

@@ -80,6 +80,7 @@ static inline uint64_t pda_test_now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+#if PDA_X86_32
 /* The lsl of the CPUNODE selector 0xe3 (i386 kernel): CPU, or -1. */
 static inline int pda_test_cpunode(void)
 {
@@ -89,6 +90,7 @@ static inline int pda_test_cpunode(void)
 		return -1;
 	return limit & 0xfff;
 }
+#endif
 
 /* The sysfs file that takes CPU @cpu offline and back. */
 static inline void pda_test_online_path(char *buf, size_t len, int cpu)

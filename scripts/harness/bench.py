@@ -251,15 +251,31 @@ def user_space(arch, tree):
     return init, pda_bench, segbench
 
 
+# strip for each user-space architecture.
+STRIP = {"i386": "strip", "arm": "arm-linux-gnueabihf-strip"}
+
+
+def stripped(exe, arch, log):
+    """A copy of exe without debug info or build ID: both record the paths
+    of the checkout and the cache, so without stripping another clone would
+    boot a different initramfs, and that alone moves the context-switch
+    counts by a few instructions (kernel allocations land elsewhere)."""
+    out = Path(exe).with_name(Path(exe).name + ".stripped")
+    run([STRIP[arch], "--strip-all", "--remove-section=.note.gnu.build-id",
+         "-o", out, exe], log, what=f"strip {Path(exe).name}")
+    return out
+
+
 def initramfs(target, tree, user):
-    init, pda_bench, segbench = user
-    cpio = BUILD / f"bench-{target.user_arch}.cpio"
+    arch = target.user_arch
+    log = reset_log(LOGS / f"bench-{arch}.initramfs.log")
+    init, pda_bench, segbench = (stripped(exe, arch, log) for exe in user)
+    cpio = BUILD / f"bench-{arch}.cpio"
     fs = guest.Initramfs(init)
     fs.add_test("pda_bench", pda_bench)
     for name, argv in GUEST_SEGBENCH.items():
         fs.add_test(name, segbench, argv)
-    fs.write(tree, cpio, reset_log(LOGS / f"bench-{target.user_arch}"
-                                   ".initramfs.log"), mtime=CPIO_MTIME)
+    fs.write(tree, cpio, log, mtime=CPIO_MTIME)
     return cpio
 
 

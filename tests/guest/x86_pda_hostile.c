@@ -110,19 +110,8 @@ FIXTURE_TEARDOWN(hostile)
 }
 
 /* After a case: the bystander is unharmed and the kernel log is clean. */
-#define CHECK_WORLD(what) do {						\
-	char __why[512];						\
-	int __n = klog_scan(self->klog, __why, sizeof(__why));		\
-									\
-	if (__n > 0)							\
-		TH_LOG("%s: %d kernel log splat(s), first: %s", (what),	\
-		       __n, __why);					\
-	EXPECT_GE(0, __n);						\
-	__n = ph_bystander_query(&self->by, __why, sizeof(__why));	\
-	if (__n)							\
-		TH_LOG("%s: %s", (what), __why);			\
-	EXPECT_EQ(0, __n);						\
-} while (0)
+#define CHECK_WORLD(what) \
+	EXPECT_TRUE(ph_world_intact(self->klog, &self->by, (what)))
 
 /* The fields of a fault both kinds must agree on. */
 #define EXPECT_SAME_FAULT(a, b) do {					\

@@ -269,14 +269,9 @@ TEST_F_TIMEOUT(hotplug, offline_online, 2800)
  */
 int main(int argc, char **argv)
 {
-	int cpus[CPU_SETSIZE], n, i, plug = 0;
+	const char *why = pda_test_no_hotplug();
 
-	n = pda_test_online(cpus, CPU_SETSIZE);
-	if (n == 1)
-		ksft_exit_skip("one online CPU: nothing to take offline\n");
-	for (i = 0; i < n; i++)
-		plug += pda_test_hotpluggable(cpus[i]);
-	if (n > 1 && !plug)
-		ksft_exit_skip("no CPU has a writable cpuN/online (CONFIG_HOTPLUG_CPU=n?)\n");
+	if (why)
+		ksft_exit_skip("%s\n", why);
 	return test_harness_run(argc, argv);
 }

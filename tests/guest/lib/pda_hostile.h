@@ -584,6 +584,30 @@ static inline int ph_bystander_query(struct ph_bystander *b, char *why,
 	return 0;
 }
 
+/*
+ * After a case: is the world outside it intact?  No kernel-log splat since
+ * the last scan of @klog (an unreadable log is not a failure here; PID 1
+ * judges the whole log), and the bystander answers, unharmed.  Logs what
+ * is wrong, prefixed with @what.
+ */
+static inline int ph_world_intact(int klog, struct ph_bystander *b,
+				  const char *what)
+{
+	char why[512];
+	int n = klog_scan(klog, why, sizeof(why)), ok = 1;
+
+	if (n > 0) {
+		fprintf(stderr, "# %s: %d kernel log splat(s), first: %s\n",
+			what, n, why);
+		ok = 0;
+	}
+	if (ph_bystander_query(b, why, sizeof(why))) {
+		fprintf(stderr, "# %s: %s\n", what, why);
+		ok = 0;
+	}
+	return ok;
+}
+
 static inline void ph_bystander_stop(struct ph_bystander *b)
 {
 	int status;

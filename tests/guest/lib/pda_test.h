@@ -107,6 +107,25 @@ static inline int pda_test_hotpluggable(int cpu)
 	return access(path, W_OK) == 0;
 }
 
+/*
+ * Why CPU hotplug cannot be tested here, or NULL if it can: one online
+ * CPU, or none whose online file we can write.
+ */
+static inline const char *pda_test_no_hotplug(void)
+{
+	int cpus[CPU_SETSIZE], n, i;
+
+	n = pda_test_online(cpus, CPU_SETSIZE);
+	if (n < 1)
+		return NULL;	/* the test's own setup says what is wrong */
+	if (n == 1)
+		return "one online CPU: nothing to take offline";
+	for (i = 0; i < n; i++)
+		if (pda_test_hotpluggable(cpus[i]))
+			return NULL;
+	return "no CPU has a writable cpuN/online (CONFIG_HOTPLUG_CPU=n?)";
+}
+
 /* Writes 0 or 1 to cpuN/online; returns 0 or -errno. */
 static inline int pda_test_set_online(int cpu, int online)
 {

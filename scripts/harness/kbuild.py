@@ -22,9 +22,12 @@ def make_cmd(target, src, bdir, *goals):
 
 def make_env():
     """Reproducible builds: the same sources make the same vmlinux.  The
-    version string says "pda"; the built-in initramfs needs a real date
-    for its mtimes (with an invalid one it takes the time of the build)."""
-    return {"CCACHE_DIR": str(CCACHE),
+    version string says "#1 ... pda" however often this build directory
+    was linked (the banner seeds the kernel's RNG, and on SMP that alone
+    moves make bench's migration counts); the built-in initramfs needs a
+    real date for its mtimes (with an invalid one it takes the time of
+    the build)."""
+    return {"CCACHE_DIR": str(CCACHE), "KBUILD_BUILD_VERSION": "1",
             "KBUILD_BUILD_VERSION_TIMESTAMP": "pda",
             "KBUILD_BUILD_TIMESTAMP": "2026-01-01 00:00:00 UTC",
             "KBUILD_BUILD_USER": "pda", "KBUILD_BUILD_HOST": "pda"}

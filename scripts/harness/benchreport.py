@@ -446,7 +446,16 @@ def report_md(variants, host, series_opts, minutes, partial, timings):
                        "series only.")
     out += ["", "## Context switch and migration (guest instructions)", "",
             ctxsw_table(prs), "",
-            "![context switch and migration](bench-ctxsw.svg)", ""]
+            "![context switch and migration](bench-ctxsw.svg)", "",
+            "Each figure repeats exactly from boot to boot and from clone "
+            "to clone. Across kernels, though, the rows with two CPUs move "
+            "with anything that changes the kernel image or the seed of "
+            "its RNG, which mixes in the version banner: two i386-smp "
+            "builds of the same sources that differed only in the build "
+            "number (`#2`, `#3`) measured migration 4.9 % apart and a "
+            "switch across CPUs 0.1 % apart. A mainline-to-PDA difference "
+            "smaller than that on those rows is not the series' cost; the "
+            "one-CPU rows move by a few instructions.", ""]
     if not any(p["config"].get(GETCPU_CACHE) == "y" for _, _, p in prs):
         out += [f"`{GETCPU_CACHE}` is in no PDA build of this run (issue 6): "
                 "its rows are n/a.", ""]

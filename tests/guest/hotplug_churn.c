@@ -135,6 +135,7 @@ struct shared {
 	int nmethods;
 	int stop;
 	unsigned long windows;		/* every reader adds its windows */
+	unsigned long moved;		/* windows on another CPU than the last */
 	char log[LOGGED][256];
 	int logged;
 };
@@ -220,7 +221,7 @@ static void *reader_thread(void *arg)
 	struct reader *rd = arg;
 	struct shared *sh = rd->sh;
 	unsigned int methods = sh->methods;
-	int v[NR_METHODS], err;
+	int v[NR_METHODS], err, prev = -1;
 
 #if PDA_X86_32
 	/* Inherited from the controller by clone(); fills the table. */
@@ -257,6 +258,9 @@ static void *reader_thread(void *arg)
 		}
 		rd->windows++;
 		__atomic_fetch_add(&sh->windows, 1, __ATOMIC_RELAXED);
+		if (prev >= 0 && cpu != prev)
+			__atomic_fetch_add(&sh->moved, 1, __ATOMIC_RELAXED);
+		prev = cpu;
 		for (i = 0; i < n; i++) {
 			if (i % 8 == 7)
 				sched_yield();
@@ -549,7 +553,7 @@ TEST_F_TIMEOUT(churn, offline_online, 2400)
 	EXPECT_LT(0, checks);
 	pda_stat("hotplug_cycles", cycles);
 	pda_stat("checks", checks);
-	pda_stat("migrations", joined_windows);
+	pda_stat("migrations", sh->moved);
 
 	/* All back, each named by every method, the main cache too. */
 	ASSERT_EQ(0, cpulist_read(PDA_TEST_ONLINE, &set));

@@ -48,6 +48,7 @@ struct shared {
 	int stop;
 	uint64_t checks;
 	uint64_t windows;
+	uint64_t moved;			/* windows on another CPU than the last */
 	uint64_t refused;		/* pin to an offline CPU: EINVAL */
 	uint64_t broken;		/* the kernel moved a pinned thread */
 	uint64_t mismatches;
@@ -66,6 +67,7 @@ static void *reader_thread(void *arg)
 {
 	struct reader *rd = arg;
 	struct shared *sh = rd->sh;
+	int prev = -1;
 
 	if (pda_init_thread()) {
 		__atomic_fetch_add(&sh->errors, 1, __ATOMIC_RELAXED);
@@ -109,6 +111,9 @@ static void *reader_thread(void *arg)
 		}
 		__atomic_fetch_add(&sh->checks, i, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&sh->windows, 1, __ATOMIC_RELAXED);
+		if (prev >= 0 && cpu != prev)
+			__atomic_fetch_add(&sh->moved, 1, __ATOMIC_RELAXED);
+		prev = cpu;
 		if (broken)
 			__atomic_fetch_add(&sh->broken, 1, __ATOMIC_RELAXED);
 		if (bad)
@@ -256,7 +261,7 @@ TEST_F_TIMEOUT(hotplug, offline_online, 2800)
 	EXPECT_LT(0, sh->checks);
 	pda_stat("hotplug_cycles", cycles);
 	pda_stat("checks", sh->checks);
-	pda_stat("migrations", sh->windows);
+	pda_stat("migrations", sh->moved);
 	/* All back: every CPU pinned once more. */
 	for (i = 0; i < sh->ncpus; i++)
 		EXPECT_EQ(0, check_on_cpu(sh->cpus[i], _metadata));

@@ -5,7 +5,8 @@
  * The keys it knows:
  *
  *   checks           CPU-number reads checked against the pinned CPU
- *   migrations       pinned windows entered, i.e. migrations asked for
+ *   migrations       re-pins that moved the thread to another CPU than
+ *                    its previous pinned window's
  *   fuzz_iterations  fuzzer calls whose outcome was checked
  *   hotplug_cycles   CPUs taken offline and brought back
  */

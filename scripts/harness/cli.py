@@ -8,6 +8,14 @@ from . import bench, check, checkfull, export, quick, run
 from .progress import StepFailed, say
 
 
+def seed_arg(text):
+    """1 .. 2^31-1: what the 32-bit guests read back as a positive long."""
+    seed = int(text)
+    if not 1 <= seed <= 2**31 - 1:
+        raise argparse.ArgumentTypeError(f"{seed}: a seed is 1 .. 2147483647")
+    return seed
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="pda")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -16,11 +24,11 @@ def main(argv):
                    help="also run DIR/i386/* and DIR/arm/* in the guests")
     c.add_argument("--only", nargs="+", metavar="TARGET",
                    help="i386-smp i386-up arm bochs bochs-up (default: all)")
-    c.add_argument("--seed", type=int,
+    c.add_argument("--seed", type=seed_arg,
                    help="the fuzzers' seed (default: their fixed one)")
     f = sub.add_parser("check-full", help="make check, the debug kernels, "
                        "a soak; writes results/RELIABILITY.md")
-    f.add_argument("--seed", type=int,
+    f.add_argument("--seed", type=seed_arg,
                    help="the fuzzers' seed (default: a random one)")
     sub.add_parser("run", help="build i386-smp, boot it, show the "
                    "CPU-number methods with their cost")

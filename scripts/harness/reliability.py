@@ -42,7 +42,10 @@ def table_rows(rows):
     for name, outcome, rep, _ in rows:
         if name.startswith("host:") or name == "tree":
             continue
-        fig = figures(LOGS / name / "console.log")
+        # No report: it never booted, and a console log there is an
+        # earlier run's.
+        fig = figures(LOGS / name / "console.log") if rep else \
+            dict.fromkeys(KEYS + ("splats",), 0)
         fig["pass"] = rep.count("pass") if rep else 0
         fig["fail"] = rep.count("fail") if rep else 1
         for k in total:
@@ -67,10 +70,11 @@ def markdown(rows):
 def machine():
     model = ""
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
     except OSError:
         pass
     return f"{model or platform.machine()}, {os.cpu_count()} CPUs"

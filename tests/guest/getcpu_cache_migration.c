@@ -105,7 +105,7 @@ static void *sibling(void *arg)
 
 TEST_F_TIMEOUT(mig, no_store_without_migration, 60)
 {
-	int cpu = self->cpus.id[self->cpus.n - 1], i;
+	int cpu = self->cpus.id[self->cpus.n - 1], i, n;
 	struct timespec ts = { 0, 200000 };
 	pthread_t t;
 
@@ -115,7 +115,7 @@ TEST_F_TIMEOUT(mig, no_store_without_migration, 60)
 	tls_cache = 777;
 	sib_stop = 0;
 	ASSERT_EQ(0, pthread_create(&t, NULL, sibling, &cpu));
-	for (i = 0; i < gc_scale(200); i++) {
+	for (i = 0, n = gc_scale(200); i < n; i++) {
 		sched_yield();
 		if (i % 10 == 0)
 			nanosleep(&ts, NULL);

@@ -91,8 +91,8 @@ static inline long cmdline_scale(void)
 }
 
 /*
- * pda.seed=N: the seed of a fuzzer, so that SEED=N replays a run; the
- * harness always passes one.  @fallback when absent (a direct run).
+ * pda.seed=N: the seed of a fuzzer, so that SEED=N replays a run (make
+ * check passes one only when SEED is given).  @fallback when absent.
  */
 static inline unsigned long cmdline_seed(unsigned long fallback)
 {

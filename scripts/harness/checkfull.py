@@ -80,7 +80,7 @@ def soak_missing(target, names):
 def soak(tree, args):
     """Each stress test at SOAK_SCALE times its make check size, on each
     SOAK_TARGETS kernel, all inside SOAK_BUDGET_S: a boot gets what is left
-    of the budget as its hard timeout."""
+    of the budget as its hard timeout, each test make check's timeout."""
     started = time.monotonic()
     rows = []
     for name in SOAK_TARGETS:
@@ -110,7 +110,8 @@ def soak(tree, args):
             continue
         outcome, rep, console, accel = targetrun.boot_qemu(
             target, bdir, cpio, left, label=label,
-            extra_args=f"{args} pda.scale={SOAK_SCALE}", not_run=skipped)
+            extra_args=f"{args} pda.scale={SOAK_SCALE}", not_run=skipped,
+            test_timeout=check.QEMU_TIMEOUT // 3)
         if outcome != boot.PASS:
             say(f"[{label}] {outcome}; console log: {console}\n"
                 f"{tail(console)}")

@@ -98,7 +98,9 @@ def initramfs(target, tree, cpio, programs, extra_dir=None, label=None):
 
 
 def boot_qemu(target, bdir, cpio, timeout, label=None, icount=False,
-              extra_args="", not_run=()):
+              extra_args="", not_run=(), test_timeout=None):
+    """timeout: the whole boot's; test_timeout: each test's, by default a
+    third of it."""
     label = label or target.name
     console = LOGS / label / "console.log"
     image = Path(bdir) / target.boot_image
@@ -108,7 +110,8 @@ def boot_qemu(target, bdir, cpio, timeout, label=None, icount=False,
                f"{target.cpus} CPUs)", console):
         outcome, rep = boot.qemu(
             target, image, cpio, console, timeout, accel,
-            boot.kernel_args(target, timeout // 3, extra_args), icount)
+            boot.kernel_args(target, test_timeout or timeout // 3,
+                             extra_args), icount)
     rep.results += not_run
     say(f"[{label}] {boot.describe(outcome, rep)}")
     boot.report_lines(rep)

@@ -24,8 +24,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import benchreport, boot, check, guest, kbuild, ktap, source, \
-    targetrun
+from . import benchreport, boot, check, guest, hostcaps, kbuild, ktap, \
+    source, targetrun
+from .guestout import parse_bench_lines, test_blocks
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say, tail
 from .targets import TARGETS
@@ -52,7 +53,6 @@ GUEST_SEGBENCH = {
     "segbench_cpu": ["--filter", "cpu.", "--quick", "--csv"],
     "segbench_inc": ["--filter", "inc.*.1t", "--quick", "--csv"],
 }
-PREFIX = "pda-bench: "
 # Everything a run measured, so that --report-only can write results/ again.
 STATE = BUILD / "bench-state.json"
 # QEMU 7.2 runs -icount vCPUs round-robin on one thread, and a vCPU that
@@ -71,54 +71,6 @@ BENCH_CPUS_WHY = (
 
 
 # ------------------------------------------------------------ parsing
-
-def test_blocks(text):
-    """{test name: [its output lines, indent removed]} from a console log
-    of tests/init/init.c: output is indented by 4 spaces and ends with the
-    test's `ok N name` line."""
-    _, found, user = text.partition(ktap.INIT_STARTS)
-    blocks, cur = {}, []
-    for line in user.splitlines() if found else []:
-        line = line.rstrip("\r")
-        if line.startswith("    "):
-            cur.append(line[4:])
-            continue
-        m = ktap.RESULT.match(line)
-        if m:
-            blocks[m.group(3).strip()] = cur
-            cur = []
-    return blocks
-
-
-def parse_bench_lines(lines):
-    """pda_bench's lines -> {"ops": {op: row}, "info": {}, "failed": []}.
-    A row is {"min": float, "median": float, "reps": int, "iters": int,
-    "unit": str} or {"na": reason}."""
-    out = {"ops": {}, "info": {}, "failed": []}
-    for line in lines:
-        if not line.startswith(PREFIX):
-            continue
-        words = line[len(PREFIX):].split(None, 1)
-        if len(words) < 2:
-            continue
-        op, rest = words
-        if op == "info":
-            for kv in rest.split():
-                k, _, v = kv.partition("=")
-                out["info"][k] = v
-        elif rest.startswith("n/a"):
-            out["ops"][op] = {"na": rest[3:].strip()}
-        elif rest.startswith("FAILED"):
-            out["failed"].append(f"{op}: {rest}")
-        else:
-            kv = dict(w.partition("=")[::2] for w in rest.split())
-            out["ops"][op] = {"min": float(kv["min"]),
-                              "median": float(kv["median"]),
-                              "reps": int(kv["reps"]),
-                              "iters": int(kv["iters"]),
-                              "unit": kv.get("unit", "")}
-    return out
-
 
 def parse_segbench_csv(lines):
     """segbench --csv lines -> {name: row}; row as in parse_bench_lines,
@@ -222,21 +174,6 @@ def build(target, src, label, unverified, timings):
 
 # ------------------------------------------------------ user space
 
-def build_pda_bench(arch, out, log):
-    """tests/bench/pda_bench.c, static, with the guest's compiler."""
-    src = REPO / "tests/bench/pda_bench.c"
-    exe = Path(out) / "pda_bench"
-    Path(out).mkdir(parents=True, exist_ok=True)
-    # Only when the source changed: the initramfs records each file's
-    # mtime, and the same program should make the same initramfs.
-    if exe.exists() and exe.stat().st_mtime >= src.stat().st_mtime:
-        return exe
-    run(guest.CC[arch].split() + ["-O2", "-Wall", "-Wextra", "-Werror",
-                                  "-pthread", "-o", exe, src], log,
-        what=f"pda_bench ({arch})")
-    return exe
-
-
 def user_space(arch, tree):
     """/init, pda_bench and segbench for arch: only what the bench boots."""
     out = BUILD / f"bench-user-{arch}"
@@ -246,7 +183,7 @@ def user_space(arch, tree):
         run(["make", "-C", REPO / "tests/guest", f"ARCH={arch}",
              f"O={out}", f"KSRC={tree}", init], log,
             what=f"init ({arch})")
-        pda_bench = build_pda_bench(arch, out, log)
+        pda_bench = guest.build_pda_bench(arch, out, log)
         segbench = guest.build_segbench(arch, out / "segbench", log)
     return init, pda_bench, segbench
 
@@ -330,14 +267,24 @@ def boot_variant(target, label, bdir, cpio, timings):
 # ------------------------------------------------------------ host
 
 def host_segbench():
-    """segbench natively (i386 build, as tools/segbench/record.sh does)."""
+    """segbench natively: the i386 build, as tools/segbench/record.sh
+    does, or the x86-64 build on a host that cannot run 32-bit programs
+    (its rows that need 32-bit mode are then not measured)."""
+    can, how = hostcaps.i386()
+    arch = "i386" if can else "x86_64"
     out = BUILD / "bench-host"
     log = reset_log(LOGS / "bench-host" / "segbench.log")
-    with Phase("host", "segbench, native i386 (cycles)", log):
-        exe = guest.build_segbench("i386", out, log)
+    say(f"[host] executes 32-bit x86 programs: {how}")
+    with Phase("host", f"segbench, native {arch} (cycles)", log):
+        exe = guest.build_segbench(arch, out / arch, log)
         res = out / "segbench.json"
         run([exe, "--json", "-o", res], log, what="segbench on the host")
-    return json.loads(res.read_text())
+    host = json.loads(res.read_text())
+    host["build"] = arch
+    if not can:
+        host["not_measured"] = "needs 32-bit mode; this host cannot run " \
+            "32-bit x86 programs (" + how + ")"
+    return host
 
 
 # ------------------------------------------------------------ main

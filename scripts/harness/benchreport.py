@@ -42,6 +42,10 @@ HOST_SEG_ROWS = ["sel.mov.fs.null", "sel.mov.fs.user_ds", "sel.mov.fs.tls",
                  "sel.pushpop.fs.tls", "sys.int80.fs_null",
                  "sys.int80.fs_user_ds", "sys.int80.fs_tls",
                  "sys.vsyscall.fs_null", "sys.vsyscall.fs_tls"]
+# What the x86-64 build measures in their place (64-bit %fs is glibc's).
+HOST_SEG_GS_ROWS = ["sel.mov.gs.null", "sel.mov.gs.user_ds", "sel.mov.gs.tls",
+                    "sel.mov.gs.ldt", "sel.pushpop.gs.tls",
+                    "sel.pushpop.gs.ldt"]
 # Options whose presence in a PDA build's .config adds a row or a note.
 NOSEG = "CONFIG_X86_PDA_UP_NOSEG"
 GETCPU_CACHE = "CONFIG_GETCPU_CACHE"
@@ -194,15 +198,28 @@ def guest_segbench_table(prs, prefix):
 
 
 def host_table(host, names):
+    """A row per name the host measured; on a host that ran the x86-64
+    build, the rows only the i386 build has say why they are missing."""
     hr = host_rows(host)
     rows = []
     for n in names:
         if n in hr:
             r = hr[n]
             rows.append([f"`{n}`", r.get("desc", "")] + host_cells(r))
+        elif host.get("not_measured"):
+            rows.append([f"`{n}`", "not measured on this host",
+                         "n/a", "n/a", host["not_measured"]])
     return table(["segbench row", "what", "min cycles", "median cycles",
                   "× rseq (median)"], rows,
                  ["---", "---", "---:", "---:", "---:"])
+
+
+def host_seg_rows(host):
+    """The i386 build's %fs rows; the x86-64 build has %gs ones instead."""
+    if host.get("build", "i386") == "i386":
+        return HOST_SEG_ROWS
+    return HOST_SEG_ROWS + [n for n in HOST_SEG_GS_ROWS
+                            if n in host_rows(host)]
 
 
 def size_table(prs, series_opts):
@@ -421,13 +438,17 @@ def report_md(variants, host, series_opts, minutes, partial, timings):
            "exactly.",
            "- **Instructions are not cycles.** A `mov` to `%fs` or an `lsl` is "
            "one instruction and ~25-30 cycles; the host table has cycles.",
-           f"- **Host figures**: segbench natively (the i386 build) on "
+           f"- **Host figures**: segbench natively (the "
+           f"{host.get('build', 'i386')} build) on "
            f"{hm.get('cpu_model', '?')} ({hm.get('virt', '?')}), kernel "
            f"{hm.get('kernel', '?')}, {hm.get('libc', '?')}; load average "
            f"{hm.get('loadavg', '?')} when it started (other builds share "
            "these cores). Min and median cycles over trials, empty loop "
            "subtracted; method in `tools/segbench/README.md`. The host kernel "
-           "has no entry 29: its PDA rows use an emulated descriptor.",
+           "has no entry 29: its PDA rows use an emulated descriptor." + (
+               f" Rows that need 32-bit mode are not measured: "
+               f"{host['not_measured']}." if host.get("not_measured")
+               else ""),
            "- **Ratios** (PDA / mainline, × rseq) compare figures from this "
            "one run.", ""]
     out += ["## Headline", "", headline(prs), "",
@@ -473,7 +494,7 @@ def report_md(variants, host, series_opts, minutes, partial, timings):
             "## Segment-register operations on the host (cycles)", "",
             "What a kernel entry/exit that loads `%fs` pays per load, and a "
             "null syscall with each user `%fs`:", "",
-            host_table(host, HOST_SEG_ROWS), "",
+            host_table(host, host_seg_rows(host)), "",
             "## Kernel size (`size vmlinux`, bytes)", "",
             size_table(prs, series_opts), "", objects_table(prs), "",
             "## This run", "",

@@ -9,7 +9,7 @@ import time
 import tty
 from pathlib import Path
 
-from . import ktap
+from . import guestout, ktap
 from .progress import say
 
 PASS, FAIL, PANIC, TIMEOUT, NORESULT = "pass", "fail", "panic", "timeout", \
@@ -103,6 +103,7 @@ def classify(console, timed_out, target_name):
     """(outcome, report) from a console log."""
     text = Path(console).read_text(errors="replace")
     rep = ktap.apply_known(ktap.parse_console(text), target_name)
+    rep.results += guestout.console_checks(text, rep)
     if any(m in text for m in PANIC_MARKS):
         return PANIC, rep
     if not rep.done:

@@ -7,7 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import boot, fsuse, kbuild, ktap, source, targetrun, tree as tree_mod
+from . import boot, fsuse, hostcaps, kbuild, ktap, source, targetrun, \
+    tree as tree_mod
 from .paths import BUILD, CACHE, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, say, tail
 from .targets import CHECK_ORDER, TARGETS
@@ -30,6 +31,10 @@ def patched_tree():
 def host_tests(pristine, tree):
     """tests/host/*/run: each prints TAP; every TAP line is one test."""
     rows = []
+    can, how = hostcaps.i386()
+    say(f"[host] executes 32-bit x86 programs: {how}" + (
+        "" if can else "; the checks that need it are skipped here and "
+        "run in the i386 guests"))
     for run in sorted((REPO / "tests/host").glob("*/run")):
         name = run.parent.name
         log = reset_log(LOGS / "host" / f"{name}.log")

@@ -45,6 +45,20 @@ def build_segbench(arch, out, log):
     return Path(out) / "segbench"
 
 
+def build_pda_bench(arch, out, log):
+    """tests/bench/pda_bench.c, static, with the guest's compiler."""
+    src = REPO / "tests/bench/pda_bench.c"
+    exe = Path(out) / "pda_bench"
+    Path(out).mkdir(parents=True, exist_ok=True)
+    # Only when the source changed: the initramfs records each file's
+    # mtime, and the same program should make the same initramfs.
+    if exe.exists() and exe.stat().st_mtime >= src.stat().st_mtime:
+        return exe
+    run(_cc(arch) + ["-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
+                     "-o", exe, src], log, what=f"pda_bench ({arch})")
+    return exe
+
+
 def build_x86_selftests(tree, out, log):
     """The upstream 32-bit x86 selftests, static (no loader in guest)."""
     sdir = Path(tree) / "tools/testing/selftests/x86"

@@ -5,7 +5,7 @@ import contextlib
 import fcntl
 from pathlib import Path
 
-from . import boot, guest, kbuild, ktap
+from . import boot, guest, guestout, kbuild, ktap
 from .paths import BUILD, LOGS
 from .progress import Phase, reset_log, say
 
@@ -61,9 +61,15 @@ def user_space(arch, tree):
                 args = exe.with_name(exe.name + ".args")
                 argv = args.read_text().split() if args.exists() else []
                 progs.append((exe.name, exe, argv))
-        progs.append(("segbench_check",
-                      guest.build_segbench(arch, out / "segbench", log),
-                      ["--check"]))
+        segbench = guest.build_segbench(arch, out / "segbench", log)
+        progs.append(("segbench_check", segbench, ["--check"]))
+        # What the host tests check of segbench and pda_bench natively,
+        # checked here too (guestout.py): on a host that cannot run
+        # 32-bit programs, this is where it still runs.
+        progs += [(name, segbench, argv)
+                  for name, argv in guestout.SEGBENCH.items()]
+        progs.append((guestout.PDA_BENCH,
+                      guest.build_pda_bench(arch, out / "bench", log), []))
         # Peer suites from the upstream tree, named so nobody mistakes
         # them for ours.
         if arch == "i386":

@@ -77,7 +77,7 @@ const struct bench sb_cpu_benches[] = {
 	  .ops = SB_UNROLL, .arg = M_RDPID, .setup = setup_method,
 	  .run = run_rdpid },
 	{ .name = "cpu.pda", .group = "cpu-number",
-	  .desc = "PDA segment: movl %fs:table (base = cpu << 6)",
+	  .desc = "PDA segment: movl %" SB_PDA_REG ":table (base = cpu << 6)",
 	  .ops = SB_UNROLL_CHEAP, .arg = M_PDA, .setup = setup_method,
 	  .run = run_pda },
 	{ .name = "cpu.getcpu_cache", .group = "cpu-number",

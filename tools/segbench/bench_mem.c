@@ -12,6 +12,8 @@
  * i386 uses %fs (unused by glibc there); x86-64 uses %gs (%fs is glibc's).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include "segs.h"
@@ -21,8 +23,10 @@
 
 #ifdef __i386__
 #define SEG "%%fs"
+#define SEG_REG SB_FS
 #else
 #define SEG "%%gs"
+#define SEG_REG SB_GS
 #endif
 
 enum { PLAIN, ZERO_BASE, NZ_BASE };
@@ -36,10 +40,33 @@ static struct sb_slot nz_buf[4];
 static unsigned int seg_sel;
 static unsigned long chase_start, tput_off, nz_base;
 
+#ifdef __x86_64__
+/*
+ * The non-zero base through arch_prctl(), tried under sb_trap(): set it,
+ * read through it, and sb_trap() puts the old %gs and base back.
+ */
+static int set_gs_err;
+
+static void try_gs_base(void *p)
+{
+	unsigned long off = 128, v;
+
+	set_gs_err = 0;
+	if (syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)p))
+		set_gs_err = errno;
+	else
+		asm volatile("mov %%gs:(%1), %0" : "=r" (v) : "r" (off)
+			     : "memory");
+}
+#endif
+
 static int setup_mem(const struct bench *b, char *why)
 {
 	struct sb_seg *s;
 	unsigned long *cell;
+#ifdef __x86_64__
+	int sig;
+#endif
 
 	sb_segs_init();
 	switch (b->arg) {
@@ -50,7 +77,7 @@ static int setup_mem(const struct bench *b, char *why)
 		tput_off = (uintptr_t)&tput_buf;
 		return 0;
 	case ZERO_BASE:
-		if (sb_seg_usable(SEL_UDS, 1, why))
+		if (sb_seg_usable(SEL_UDS, SEG_REG, 1, why))
 			return -1;
 		s = &sb_segs[SEL_UDS];
 		cell = (unsigned long *)&zero_cell;
@@ -66,8 +93,19 @@ static int setup_mem(const struct bench *b, char *why)
 		 */
 		nz_base = (uintptr_t)&nz_buf;
 		seg_sel = 0;
+		sig = sb_trap(try_gs_base, (void *)nz_base);
+		if (set_gs_err) {
+			snprintf(why, SB_REASON_LEN, "arch_prctl(ARCH_SET_GS): %s",
+				 strerror(set_gs_err));
+			return -1;
+		}
+		if (sig) {
+			snprintf(why, SB_REASON_LEN, "a read through a %%gs base "
+				 "set by arch_prctl raises %s", sb_sig_name(sig));
+			return -1;
+		}
 #else
-		if (sb_seg_usable(SEL_TLS, 1, why))
+		if (sb_seg_usable(SEL_TLS, SB_FS, 1, why))
 			return -1;
 		s = &sb_segs[SEL_TLS];
 		nz_base = s->base;
@@ -101,11 +139,15 @@ static unsigned int seg_enter(void)
 
 static void seg_leave(unsigned int save)
 {
-	asm volatile("mov %0, " SEG : : "r" (save) : "memory");
 #ifdef __x86_64__
+	/*
+	 * The base first: ARCH_SET_GS also nulls the selector, and the one
+	 * saved may be the PDA selector, whose base the reload restores.
+	 */
 	if (nz_base)
 		syscall(SYS_arch_prctl, ARCH_SET_GS, 0ul);
 #endif
+	asm volatile("mov %0, " SEG : : "r" (save) : "memory");
 }
 
 static void run_lat(const struct bench *b, unsigned long n)

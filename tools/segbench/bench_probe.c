@@ -11,13 +11,39 @@
 static int setup_sel(const struct bench *b, char *why)
 {
 	(void)b;
-	return sb_seg_usable(SEL_UDS, 0, why);
+	/* lsl, lar and verr only look at the descriptor: nothing to load. */
+	return sb_seg_usable(SEL_UDS, SB_NOREG, 0, why);
 }
 
 static int setup_rdpid(const struct bench *b, char *why)
 {
 	(void)b;
 	return sb_method_probe(M_RDPID, why);
+}
+
+static void exec_rdtscp(void *p)
+{
+	(void)p;
+	asm volatile("rdtscp" : : : "eax", "ecx", "edx");
+}
+
+static void exec_rdtsc(void *p)
+{
+	(void)p;
+	asm volatile("rdtsc" : : : "eax", "edx");
+}
+
+/* CR4.TSD (prctl PR_SET_TSC) or a hypervisor may fault what CPUID offers. */
+static int try_insn(void (*fn)(void *), const char *name, char *why)
+{
+	int sig = sb_trap(fn, NULL);
+
+	if (sig) {
+		snprintf(why, SB_REASON_LEN, "%s raises %s", name,
+			 sb_sig_name(sig));
+		return -1;
+	}
+	return 0;
 }
 
 static int setup_rdtscp(const struct bench *b, char *why)
@@ -31,7 +57,13 @@ static int setup_rdtscp(const struct bench *b, char *why)
 		snprintf(why, SB_REASON_LEN, "no RDTSCP (CPUID 80000001:EDX[27])");
 		return -1;
 	}
-	return 0;
+	return try_insn(exec_rdtscp, "CPUID offers RDTSCP but rdtscp", why);
+}
+
+static int setup_rdtsc(const struct bench *b, char *why)
+{
+	(void)b;
+	return try_insn(exec_rdtsc, "rdtsc", why);
 }
 
 static void run_lsl(const struct bench *b, unsigned long n)
@@ -99,6 +131,6 @@ const struct bench sb_probe_benches[] = {
 	  .setup = setup_rdtscp, .run = run_rdtscp },
 	{ .name = "probe.rdtsc", .group = "descriptor-probe",
 	  .desc = "rdtsc, for comparison with rdtscp", .ops = SB_UNROLL,
-	  .run = run_rdtsc },
+	  .setup = setup_rdtsc, .run = run_rdtsc },
 	{ }
 };

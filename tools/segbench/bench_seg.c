@@ -21,26 +21,34 @@
  */
 #include "segs.h"
 
+/* arg: selector A in bits 0-3, selector B in 4-7, the register in 8. */
 #define SEL(b)	(sb_segs[(b)->arg & 0xf].sel)
 #define OFF(b)	(sb_segs[(b)->arg & 0xf].off)
 #define SELB(b)	(sb_segs[((b)->arg >> 4) & 0xf].sel)
 #define OFFB(b)	(sb_segs[((b)->arg >> 4) & 0xf].off)
+#define REG(b)	((int)((b)->arg >> 8) & 1)
+#define REG_fs	(SB_FS << 8)
+#define REG_gs	(SB_GS << 8)
 
+/*
+ * Each setup loads the row's selectors into the row's register (and
+ * addresses through them) once under sb_trap() before the row runs.
+ */
 static int setup_mov(const struct bench *b, char *why)
 {
-	return sb_seg_usable(b->arg & 0xf, 0, why);
+	return sb_seg_usable(b->arg & 0xf, REG(b), 0, why);
 }
 
 static int setup_use(const struct bench *b, char *why)
 {
-	return sb_seg_usable(b->arg & 0xf, 1, why);
+	return sb_seg_usable(b->arg & 0xf, REG(b), 1, why);
 }
 
 static int setup_mixed(const struct bench *b, char *why)
 {
-	if (sb_seg_usable(b->arg & 0xf, 1, why))
+	if (sb_seg_usable(b->arg & 0xf, REG(b), 1, why))
 		return -1;
-	return sb_seg_usable((b->arg >> 4) & 0xf, 1, why);
+	return sb_seg_usable((b->arg >> 4) & 0xf, REG(b), 1, why);
 }
 
 #define SEG_RUNNERS(reg)						\
@@ -98,6 +106,12 @@ static void run_mixed_##reg(const struct bench *b, unsigned long n)	\
 #ifdef __i386__
 SEG_RUNNERS(fs)
 
+static int setup_kentry(const struct bench *b, char *why)
+{
+	(void)b;
+	return sb_seg_usable(SEL_NULL, SB_FS, 0, why);
+}
+
 static void run_kentry_mainline(const struct bench *b, unsigned long n)
 {
 	(void)b;
@@ -126,22 +140,24 @@ SEG_RUNNERS(gs)
 #define MOV(reg, s, d)							\
 	{ .name = "sel.mov." #reg "." #s, .group = "selector-load",	\
 	  .desc = "mov to %" #reg " of " d, .ops = SB_UNROLL,		\
-	  .arg = SEL_##s##_IDX, .setup = setup_mov, .run = run_mov_##reg }
+	  .arg = SEL_##s##_IDX | REG_##reg, .setup = setup_mov,	\
+	  .run = run_mov_##reg }
 #define PUSHPOP(reg, s)							\
 	{ .name = "sel.pushpop." #reg "." #s, .group = "selector-load",	\
 	  .desc = "push %" #reg "; mov; addl via %" #reg "; pop %" #reg,	\
-	  .ops = 1, .arg = SEL_##s##_IDX, .setup = setup_use,		\
+	  .ops = 1, .arg = SEL_##s##_IDX | REG_##reg, .setup = setup_use, \
 	  .run = run_pushpop_##reg }
 #define LOADUSE(reg, s)							\
 	{ .name = "sel.loaduse." #reg "." #s, .group = "selector-mixed", \
 	  .desc = "mov to %" #reg " + addl through it, same selector",	\
-	  .ops = SB_UNROLL, .arg = SEL_##s##_IDX, .setup = setup_use,	\
-	  .run = run_loaduse_##reg }
+	  .ops = SB_UNROLL, .arg = SEL_##s##_IDX | REG_##reg,		\
+	  .setup = setup_use, .run = run_loaduse_##reg }
 #define MIXED(reg, a, b)						\
 	{ .name = "sel.mixed." #reg "." #a "_" #b,			\
 	  .group = "selector-mixed",					\
 	  .desc = "two selectors alternately loaded into %" #reg " and used", \
-	  .ops = SB_UNROLL, .arg = SEL_##a##_IDX | SEL_##b##_IDX << 4,	\
+	  .ops = SB_UNROLL,						\
+	  .arg = SEL_##a##_IDX | SEL_##b##_IDX << 4 | REG_##reg,	\
 	  .setup = setup_mixed, .run = run_mixed_##reg }
 
 #define SEL_null_IDX	SEL_NULL
@@ -168,10 +184,10 @@ const struct bench sb_seg_benches[] = {
 	REG_BENCHES(fs),
 	{ .name = "sel.kentry.fs.mainline", .group = "selector-load",
 	  .desc = "UP entry+exit, mainline: push %fs; load 0; pop %fs",
-	  .ops = 1, .run = run_kentry_mainline },
+	  .ops = 1, .setup = setup_kentry, .run = run_kentry_mainline },
 	{ .name = "sel.kentry.fs.noseg", .group = "selector-load",
 	  .desc = "UP entry+exit, NOSEG: push %fs; read, compare; no load",
-	  .ops = 1, .run = run_kentry_noseg },
+	  .ops = 1, .setup = setup_kentry, .run = run_kentry_noseg },
 #endif
 	REG_BENCHES(gs),
 	{ }

@@ -27,9 +27,9 @@ static int setup_sys(const struct bench *b, char *why)
 	}
 	switch (b->arg & 0xf) {
 	case FS_UDS:
-		return sb_seg_usable(SEL_UDS, 0, why);
+		return sb_seg_usable(SEL_UDS, SB_FS, 0, why);
 	case FS_TLS:
-		return sb_seg_usable(SEL_TLS, 0, why);
+		return sb_seg_usable(SEL_TLS, SB_FS, 0, why);
 	case FS_PDA:
 		return sb_method_probe(M_PDA, why);
 	}

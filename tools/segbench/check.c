@@ -12,6 +12,10 @@
  * Then the per-CPU increments that claim to survive migration (rseq, the
  * real PDA segment, getcpu + xadd, the shared atomic) run with two
  * unpinned threads per CPU and must count exactly.
+ *
+ * First of all, the fault-catching probes every row's setup relies on
+ * (trap.c) are tested: they must catch a fault that must happen, and
+ * leave the segment registers and TLS as they were. In the guests too.
  */
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +64,23 @@ static void check_free_incs(int *t, int *pass, int *fail, int *skip)
 	}
 }
 
+static int trap_t, trap_pass, trap_fail, trap_skip;
+
+static void trap_report(int res, const char *what, const char *note)
+{
+	++trap_t;
+	if (res < 0) {
+		printf("ok %d trap: %s # SKIP %s\n", trap_t, what, note);
+		trap_skip++;
+	} else if (res) {
+		printf("ok %d trap: %s\n", trap_t, what);
+		trap_pass++;
+	} else {
+		printf("not ok %d trap: %s: %s\n", trap_t, what, note);
+		trap_fail++;
+	}
+}
+
 static int count_free_incs(void)
 {
 	const struct bench *b;
@@ -79,11 +100,18 @@ int sb_check(void)
 
 	ncpus = sb_online_cpus(cpus, SB_MAX_CPUS);
 	printf("TAP version 13\n");
-	printf("1..%d\n", ncpus * M_NR + count_free_incs());
+	printf("1..%d\n", sb_trap_selftest_count() + ncpus * M_NR +
+	       count_free_incs());
 	/* Set up on a known CPU: the PDA emulation takes its base from it. */
 	if (ncpus > 0)
 		sb_pin(cpus[0]);
 	sb_methods_init();
+	/* After the set-up: the PDA register must survive a probe as well. */
+	sb_trap_selftest(trap_report);
+	t = trap_t;
+	pass = trap_pass;
+	fail = trap_fail;
+	skip = trap_skip;
 	for (m = 0; m < M_NR; m++) {
 		why[m][0] = '\0';
 		state[m] = sb_method_probe(m, why[m]);

@@ -5,10 +5,12 @@
  *
  * A method that is missing is reported with the reason, never faked: the
  * only stand-in is the PDA segment on kernels without it, which is built
- * from a set_thread_area() descriptor and always labelled emulated.
+ * from a set_thread_area() or modify_ldt() descriptor and always labelled
+ * emulated. What a hypervisor may refuse although CPUID or the kernel
+ * offers it (lsl, RDPID, the vDSO, sched_getcpu, the PDA selector) is
+ * executed once under sb_trap() (trap.c) before it is offered.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +25,7 @@ const struct sb_method_info sb_methods[M_NR] = {
 	[M_RSEQ]    = { "rseq", "rseq cpu_id load via __rseq_offset" },
 	[M_LSL]     = { "lsl", "lsl of the CPUNODE GDT entry" },
 	[M_RDPID]   = { "rdpid", "RDPID instruction (TSC_AUX)" },
-	[M_PDA]     = { "pda", "PDA segment load movl %fs:table" },
+	[M_PDA]     = { "pda", "PDA segment load movl %" SB_PDA_REG ":table" },
 	[M_GCC]     = { "getcpu_cache", "getcpu_cache(2) registered word" },
 };
 
@@ -32,10 +34,14 @@ unsigned int sb_cpunode_sel;
 int (*sb_vdso_getcpu)(unsigned int *, unsigned int *, void *);
 void *sb_vsyscall;
 
-static int have_rseq, have_lsl, have_rdpid;
+static int have_rseq, have_lsl, have_rdpid, have_glibc;
 static char lsl_why[SB_REASON_LEN], rdpid_why[SB_REASON_LEN];
 static char gcc_why[SB_REASON_LEN], pda_why[SB_REASON_LEN];
+static char vdso_why[SB_REASON_LEN], glibc_why[SB_REASON_LEN];
 static int gcc_state = -1, pda_state = -1;
+
+/* Probes run under sb_trap(); each leaves its answer in probe_ret. */
+static volatile int probe_ret;
 
 #ifdef SB_X86
 static void cpuid(unsigned int leaf, unsigned int sub, unsigned int r[4])
@@ -51,17 +57,40 @@ static void cpuid(unsigned int leaf, unsigned int sub, unsigned int r[4])
  * user %cs tells the two apart even under a linux32 personality: 0x73 is
  * the i386 kernel's __USER_CS, 0x23 the x86-64 kernel's __USER32_CS.
  */
-static void probe_lsl(void)
-{
-	unsigned int cs, lim, sel, ok;
+static unsigned int lsl_sel, lsl_lim;
 
-	asm volatile("mov %%cs, %0" : "=r" (cs));
-	sel = (cs == 0x73) ? 0xe3 : 0x7b;
+static void exec_lsl(void *p)
+{
+	unsigned int lim, ok;
+
+	(void)p;
 	asm volatile("lsl %2, %0\n\t"
 		     "setz %b1"
 		     : "=r" (lim), "=q" (ok)
-		     : "r" (sel), "0" (0u), "1" (0u)
+		     : "r" (lsl_sel), "0" (0u), "1" (0u)
 		     : "cc");
+	lsl_lim = lim;
+	probe_ret = ok & 1;
+}
+
+static void probe_lsl(void)
+{
+	unsigned int cs, lim, sel, ok;
+	int sig;
+
+	asm volatile("mov %%cs, %0" : "=r" (cs));
+	sel = (cs == 0x73) ? 0xe3 : 0x7b;
+	/* lsl cannot fault in user mode; a hypervisor may think otherwise. */
+	lsl_sel = sel;
+	probe_ret = 0;
+	sig = sb_trap(exec_lsl, NULL);
+	if (sig) {
+		snprintf(lsl_why, sizeof(lsl_why), "lsl raises %s",
+			 sb_sig_name(sig));
+		return;
+	}
+	ok = probe_ret;
+	lim = lsl_lim;
 	if (!(ok & 1)) {
 		snprintf(lsl_why, sizeof(lsl_why),
 			 "lsl of CPUNODE selector %#x failed (no entry)", sel);
@@ -78,9 +107,16 @@ static void probe_lsl(void)
 	have_lsl = 1;
 }
 
+static void exec_rdpid(void *p)
+{
+	(void)p;
+	probe_ret = rd_rdpid();
+}
+
 static void probe_rdpid(void)
 {
 	unsigned int r[4];
+	int sig;
 
 	cpuid(0, 0, r);
 	if (r[0] < 7) {
@@ -91,6 +127,14 @@ static void probe_rdpid(void)
 	if (!(r[2] & (1u << 22))) {
 		snprintf(rdpid_why, sizeof(rdpid_why),
 			 "RDPID not supported (CPUID.7.0:ECX[22] clear)");
+		return;
+	}
+	/* Some hypervisors set the CPUID bit and fault the instruction. */
+	sig = sb_trap(exec_rdpid, NULL);
+	if (sig) {
+		snprintf(rdpid_why, sizeof(rdpid_why),
+			 "CPUID says RDPID but the instruction raises %s",
+			 sb_sig_name(sig));
 		return;
 	}
 	have_rdpid = 1;
@@ -120,12 +164,62 @@ static void probe_rseq(void)
 	have_rseq = rd_rseq() >= 0;
 }
 
+static void exec_vdso(void *p)
+{
+	unsigned int cpu = ~0u;
+
+	(void)p;
+	probe_ret = sb_vdso_getcpu(&cpu, NULL, NULL) ? -1 : (int)cpu;
+}
+
+/*
+ * The vDSO's getcpu is lsl or RDPID inside: where RDPID faults under a
+ * hypervisor, so may it. Then getcpu + xadd falls back to the syscall.
+ */
+static void probe_vdso(void)
+{
+	int sig;
+
+	sb_vdso_getcpu = sb_vdso_sym("__vdso_getcpu");
+	if (!sb_vdso_getcpu) {
+		snprintf(vdso_why, sizeof(vdso_why), "no __vdso_getcpu in vDSO");
+		return;
+	}
+	sig = sb_trap(exec_vdso, NULL);
+	if (sig || probe_ret < 0) {
+		snprintf(vdso_why, sizeof(vdso_why), "__vdso_getcpu %s%s",
+			 sig ? "raises " : "fails",
+			 sig ? sb_sig_name(sig) : "");
+		sb_vdso_getcpu = NULL;
+	}
+}
+
+static void exec_glibc(void *p)
+{
+	(void)p;
+	probe_ret = sched_getcpu();
+}
+
+static void probe_glibc(void)
+{
+	int sig = sb_trap(exec_glibc, NULL);
+
+	if (sig)
+		snprintf(glibc_why, sizeof(glibc_why), "sched_getcpu raises %s",
+			 sb_sig_name(sig));
+	else if (probe_ret < 0)
+		snprintf(glibc_why, sizeof(glibc_why), "sched_getcpu fails");
+	else
+		have_glibc = 1;
+}
+
 void sb_methods_init(void)
 {
 #ifdef __i386__
 	sb_vsyscall = (void *)getauxval(AT_SYSINFO);
 #endif
-	sb_vdso_getcpu = sb_vdso_sym("__vdso_getcpu");
+	probe_vdso();
+	probe_glibc();
 	probe_rseq();
 	probe_lsl();
 	probe_rdpid();
@@ -143,15 +237,14 @@ int sb_method_probe(int m, char *why)
 		}
 		return 0;
 	case M_GLIBC:
-		if (sched_getcpu() < 0) {
-			snprintf(why, SB_REASON_LEN, "sched_getcpu: %s",
-				 strerror(errno));
+		if (!have_glibc) {
+			snprintf(why, SB_REASON_LEN, "%s", glibc_why);
 			return -1;
 		}
 		return 0;
 	case M_VDSO:
 		if (!sb_vdso_getcpu) {
-			snprintf(why, SB_REASON_LEN, "no __vdso_getcpu in vDSO");
+			snprintf(why, SB_REASON_LEN, "%s", vdso_why);
 			return -1;
 		}
 		return 0;

@@ -20,7 +20,7 @@ enum sb_method {
 	M_RSEQ,		/* rseq cpu_id at thread pointer + __rseq_offset */
 	M_LSL,		/* lsl of the CPUNODE GDT entry */
 	M_RDPID,	/* RDPID: TSC_AUX holds node << 12 | cpu */
-	M_PDA,		/* movl %fs:table on the PDA segment */
+	M_PDA,		/* movl %fs:table on the PDA segment (x86-64: %gs) */
 	M_GCC,		/* getcpu_cache(2) registered word */
 	M_NR
 };
@@ -46,11 +46,22 @@ int sb_method_probe(int m, char *why);
 int sb_methods_pinned(int cpu);
 int sb_method_read(int m);
 
+/*
+ * The PDA register: i386 glibc's thread pointer is %gs, so %fs; x86-64
+ * glibc's is %fs and it leaves %gs alone, so %gs.
+ */
+#ifdef __x86_64__
+#define SB_PDA_REG "gs"
+#else
+#define SB_PDA_REG "fs"
+#endif
+
 /* pda.c */
 int sb_pda_init(char *why);	/* 0 real, 1 emulated, -1 none */
 int sb_pda_pinned(int cpu);	/* emulation: rebuild this thread's descriptor */
 unsigned int sb_pda_selector(void);
 int sb_pda_state(void);		/* as sb_pda_init(), without redoing it */
+const char *sb_pda_emulation(void);	/* what the emulation is, for notes */
 int sb_gcc_register(char *why);	/* getcpu_cache for the calling thread */
 
 #ifdef __i386__
@@ -117,7 +128,19 @@ static inline int rd_rseq(void)
 
 static inline int rd_pda(void)
 {
-	return -1;
+	int cpu;
+
+	/*
+	 * The table's address as an absolute disp32 ("i", printed bare by
+	 * %c): an "m" operand would be RIP-relative, and %gs:table(%rip)
+	 * is not %gs base + table. segbench is static and not PIE
+	 * (Makefile), so the address fits. The "m" operand, unused in the
+	 * text, tells the compiler the table is read.
+	 */
+	asm volatile("movl %%gs:%c1, %0"
+		     : "=r" (cpu)
+		     : "i" (&sb_pda_table[0].v[0]), "m" (sb_pda_table[0].v[0]));
+	return cpu;
 }
 #elif defined(__arm__)
 #define NR_GETCPU 345

@@ -4,9 +4,10 @@
  * calling CPU's slot of @slots (or to one shared word) and is exact under
  * preemption and migration, each for its own reason:
  *
- *  inc_fs_slot   one "addl $1, %fs:slots": an instruction is never split
- *                by an interrupt, and %fs's base is this CPU's slot
- *                (real PDA) or this pinned thread's (emulation)
+ *  inc_pda_slot  one "addl $1, %fs:slots" (x86-64: %gs): an instruction
+ *                is never split by an interrupt, and the PDA register's
+ *                base is this CPU's slot (real PDA) or this pinned
+ *                thread's (emulation)
  *  inc_rseq      rseq critical section in the librseq style: read cpu_id,
  *                add to that slot, commit with the final store; the
  *                kernel restarts it at the abort label if preempted
@@ -26,7 +27,7 @@
 #endif
 
 #ifdef __i386__
-static inline void inc_fs_slot(struct sb_slot *slots)
+static inline void inc_pda_slot(struct sb_slot *slots)
 {
 	asm volatile("addl $1, %%fs:%0" : "+m" (slots[0].v[0]) : : "cc");
 }
@@ -61,9 +62,16 @@ abort:
 	return 1;
 }
 #elif defined(__x86_64__)
-static inline void inc_fs_slot(struct sb_slot *slots)
+static inline void inc_pda_slot(struct sb_slot *slots)
 {
-	(void)slots;
+	/*
+	 * The slot array through a register, not as a disp32: an "m"
+	 * operand would be RIP-relative (not %gs base + slots), and @slots
+	 * is only a constant once inlined. The loop keeps it in the
+	 * register, so the increment is still one instruction.
+	 */
+	asm volatile("addl $1, %%gs:(%1)"
+		     : "+m" (slots[0].v[0]) : "r" (slots) : "cc");
 }
 
 static inline int inc_rseq(struct sb_slot *slots)
@@ -94,7 +102,7 @@ abort:
 	return 1;
 }
 #elif defined(__arm__)
-static inline void inc_fs_slot(struct sb_slot *slots)
+static inline void inc_pda_slot(struct sb_slot *slots)
 {
 	(void)slots;
 }

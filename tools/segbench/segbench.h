@@ -18,7 +18,7 @@
 #define SB_MAX_CPUS	256	/* slots in the per-CPU arrays */
 #define SB_SLOT_SHIFT	6	/* 64-byte slot per CPU, as the PDA ABI */
 #define SB_SLOT_INTS	(1 << (SB_SLOT_SHIFT - 2))
-#define SB_REASON_LEN	160
+#define SB_REASON_LEN	256	/* room for two reasons: "no PDA entry; A; B" */
 
 #if defined(__i386__)
 #define SB_ARCH "i386"
@@ -194,5 +194,45 @@ void *sb_vdso_sym(const char *name);
 
 /* check.c */
 int sb_check(void);
+
+/*
+ * trap.c: run a probe with SIGSEGV, SIGBUS and SIGILL caught, so that a
+ * feature the CPU or kernel claims but does not deliver (an LDT selector a
+ * paravirtualised guest refuses to load, RDPID that CPUID reports and a
+ * hypervisor traps) skips a row instead of killing the run. Segment
+ * registers are put back as they were, fault or not; the previous signal
+ * handlers too. One probe at a time: the state is global, not per thread,
+ * because on i386 the thread pointer is %gs, which a probe may have broken.
+ */
+int sb_trap(void (*fn)(void *), void *arg);	/* 0, or the signal caught */
+const char *sb_sig_name(int sig);
+
+#ifdef SB_X86
+enum sb_reg { SB_NOREG = -1, SB_FS, SB_GS };
+enum sb_probe { SB_PROBE_LOAD, SB_PROBE_READ, SB_PROBE_WRITE };
+extern const char *const sb_reg_name[2];	/* "fs", "gs" */
+/*
+ * Load @sel into @reg; with SB_PROBE_READ also read through it at offset
+ * @off, with SB_PROBE_WRITE also add 0 to the word there. Returns 0, the
+ * signal it raised, or -1 if the probe cannot be made (%fs in the 64-bit
+ * build: x86-64 glibc keeps its thread pointer there).
+ */
+int sb_trap_seg(int reg, unsigned int sel, unsigned long off, int mode);
+#endif
+
+/*
+ * LDT entries segbench writes with modify_ldt(), kept apart: the segment
+ * benchmarks' descriptor, the trap self-test's one-byte segment and one
+ * PDA-shaped descriptor per CPU where the PDA is emulated on the LDT.
+ */
+#define SB_LDT_SEGS	0
+#define SB_LDT_SELFTEST	1
+#define SB_LDT_PDA	16
+
+/* Self-test of sb_trap() for --check and the unit tests. */
+int sb_trap_selftest_count(void);
+/* Calls @report once per case: @res 1 pass, 0 fail, -1 skip (@note why). */
+void sb_trap_selftest(void (*report)(int res, const char *what,
+				     const char *note));
 
 #endif /* SEGBENCH_H */

@@ -64,10 +64,11 @@ void sb_segs_init(void)
 
 	s[SEL_LDT].name = "ldt";
 	desc_for(&d, ldt_buf);
-	d.entry_number = 0;
+	d.entry_number = SB_LDT_SEGS;
 	/* func 0x11: write an entry, in the modern format. */
 	if (syscall(SYS_modify_ldt, 0x11, &d, sizeof(d)) == 0) {
-		s[SEL_LDT].sel = 0 * 8 + 4 + 3;	/* index 0, TI = LDT, RPL 3 */
+		/* TI = LDT, RPL 3 */
+		s[SEL_LDT].sel = SB_LDT_SEGS * 8 + 4 + 3;
 		s[SEL_LDT].base = (uintptr_t)ldt_buf;
 		s[SEL_LDT].ok = 1;
 	} else {
@@ -77,7 +78,56 @@ void sb_segs_init(void)
 	}
 }
 
-int sb_seg_usable(int s, int use, char *why)
+/*
+ * How each selector came to be, for the reason a probe of it failed:
+ * "modify_ldt succeeded but loading selector 0x7 into %gs raises SIGSEGV".
+ */
+static const char *const origin[SEL_NR] = {
+	[SEL_NULL] = "",
+	[SEL_UDS] = "",
+	[SEL_TLS] = "set_thread_area succeeded but ",
+	[SEL_LDT] = "modify_ldt succeeded but ",
+};
+static const char *const label[SEL_NR] = {
+	[SEL_NULL] = "the null selector",
+	[SEL_UDS] = "__USER_DS selector",
+	[SEL_TLS] = "selector",
+	[SEL_LDT] = "selector",
+};
+
+/* Probe results: 0 not tried, 1 works, -1 faults (reason kept). */
+static signed char tried[SEL_NR][2][2];
+static char tried_why[SEL_NR][2][2][SB_REASON_LEN];
+
+static int probe(int s, int reg, int use, char *why)
+{
+	struct sb_seg *g = &sb_segs[s];
+	const char *r = sb_reg_name[reg];
+	int sig;
+
+	if (tried[s][reg][use]) {
+		snprintf(why, SB_REASON_LEN, "%s", tried_why[s][reg][use]);
+		return tried[s][reg][use] > 0 ? 0 : -1;
+	}
+	sig = sb_trap_seg(reg, g->sel, g->off,
+			  use ? SB_PROBE_WRITE : SB_PROBE_LOAD);
+	if (sig < 0)
+		snprintf(tried_why[s][reg][use], SB_REASON_LEN,
+			 "%%%s cannot be probed in this build", r);
+	else if (sig > 0 && use)
+		snprintf(tried_why[s][reg][use], SB_REASON_LEN,
+			 "%san access through %s %#x in %%%s raises %s",
+			 origin[s], label[s], g->sel, r, sb_sig_name(sig));
+	else if (sig > 0)
+		snprintf(tried_why[s][reg][use], SB_REASON_LEN,
+			 "%sloading %s %#x into %%%s raises %s",
+			 origin[s], label[s], g->sel, r, sb_sig_name(sig));
+	tried[s][reg][use] = sig ? -1 : 1;
+	snprintf(why, SB_REASON_LEN, "%s", tried_why[s][reg][use]);
+	return sig ? -1 : 0;
+}
+
+int sb_seg_usable(int s, int reg, int use, char *why)
 {
 	sb_segs_init();
 	if (!sb_segs[s].ok) {
@@ -88,5 +138,10 @@ int sb_seg_usable(int s, int use, char *why)
 		snprintf(why, SB_REASON_LEN, "null selector cannot address");
 		return -1;
 	}
-	return 0;
+	if (reg == SB_NOREG)
+		return 0;
+	/* The load alone first, so the reason says which step faults. */
+	if (probe(s, reg, 0, why))
+		return -1;
+	return use ? probe(s, reg, 1, why) : 0;
 }

@@ -24,7 +24,13 @@ extern struct sb_seg sb_segs[SEL_NR];
 
 /* Build all selectors once; harmless to call again. */
 void sb_segs_init(void);
-/* 0 if selector @s can be loaded (@use: and used for memory access). */
-int sb_seg_usable(int s, int use, char *why);
+/*
+ * 0 if selector @s can be loaded into @reg (enum sb_reg) and, with @use,
+ * read and written through; -1 with the reason in @why if not. Tried
+ * under sb_trap() the first time: a kernel may hand out a descriptor that
+ * the CPU (or hypervisor) then refuses to load. SB_NOREG: only that the
+ * selector exists (lsl, lar and verr load nothing).
+ */
+int sb_seg_usable(int s, int reg, int use, char *why);
 
 #endif /* SB_SEGS_H */

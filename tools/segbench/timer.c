@@ -56,6 +56,23 @@ static inline uint64_t rdtsc_end(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
+static void exec_rdtsc(void *p)
+{
+	(void)p;
+	asm volatile("rdtsc" : : : "eax", "edx");
+}
+
+static void exec_rdtscp(void *p)
+{
+	(void)p;
+	asm volatile("rdtscp" : : : "eax", "ecx", "edx");
+}
+
+/*
+ * What CPUID offers, and executes: CR4.TSD (prctl PR_SET_TSC) makes rdtsc
+ * and rdtscp fault, and a hypervisor may trap what CPUID admits. Without a
+ * TSC the clock is CLOCK_MONOTONIC.
+ */
 static int cpu_has_tsc(void)
 {
 	uint32_t a, b, c, d;
@@ -65,11 +82,11 @@ static int cpu_has_tsc(void)
 	if (a >= 0x80000001u) {
 		asm volatile("cpuid" : "=a" (a), "=b" (b), "=c" (c), "=d" (d)
 			     : "0" (0x80000001u), "2" (0));
-		have_rdtscp = !!(d & (1u << 27));
+		have_rdtscp = (d & (1u << 27)) && !sb_trap(exec_rdtscp, NULL);
 	}
 	asm volatile("cpuid" : "=a" (a), "=b" (b), "=c" (c), "=d" (d)
 		     : "0" (1u), "2" (0));
-	return !!(d & (1u << 4));
+	return (d & (1u << 4)) && !sb_trap(exec_rdtsc, NULL);
 }
 
 /*

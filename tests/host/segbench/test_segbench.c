@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host unit tests for segbench's statistics (stats.c) and output
- * (output.c). Plain C, TAP on stdout, no dependency beyond libc.
+ * Host unit tests for segbench's statistics (stats.c), output (output.c)
+ * and fault-catching probes (trap.c). Plain C, TAP on stdout, no
+ * dependency beyond libc.
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,12 +193,54 @@ static void test_output(void)
 	free(s);
 }
 
+static void trap_report(int res, const char *what, const char *note)
+{
+	char name[256];
+
+	if (res < 0) {
+		printf("ok %d trap: %s # SKIP %s\n", ++tests, what, note);
+		return;
+	}
+	snprintf(name, sizeof(name), "trap: %s", what);
+	ok(res, name);
+	if (!res)
+		printf("# %s\n", note);
+}
+
+/*
+ * The probe helper on this host: a selector that must fault is reported
+ * as a fault, a valid one is not. Then the self-test --check runs too.
+ */
+static void test_trap(void)
+{
+#ifdef SB_X86
+	static struct sb_slot word;
+	unsigned int ss;
+
+	ok(sb_trap_seg(SB_GS, 0xfff8 | 3, 0, SB_PROBE_LOAD) == SIGSEGV,
+	   "trap: GDT selector past the GDT limit in %gs reports SIGSEGV");
+	ok(sb_trap_seg(SB_GS, 8191 << 3 | 7, 0, SB_PROBE_LOAD) > 0,
+	   "trap: LDT selector of an entry never written reports a fault");
+	asm volatile("mov %%ss, %0" : "=r" (ss));
+	ok(sb_trap_seg(SB_GS, ss & 0xffff, (unsigned long)&word,
+		       SB_PROBE_WRITE) == 0,
+	   "trap: __USER_DS in %gs, written through, reports no fault");
+#ifdef __x86_64__
+	ok(sb_trap_seg(SB_FS, ss & 0xffff, 0, SB_PROBE_LOAD) == -1,
+	   "trap: %fs is refused in 64-bit mode (glibc's thread pointer)");
+#endif
+#endif
+	ok(!strcmp(sb_sig_name(SIGBUS), "SIGBUS"), "trap: signal names");
+	sb_trap_selftest(trap_report);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
 	test_stats();
 	test_strings();
 	test_output();
+	test_trap();
 	printf("1..%d\n", tests);
 	printf("# %d of %d failed\n", failed, tests);
 	return failed ? 1 : 0;

@@ -129,9 +129,11 @@ def csv_problems(csv_text, list_text, pattern=CSV_FILTER):
     return []
 
 
-PDA_BENCH_OPS = ("sys.int80", "sys.vsyscall", "fault.anon",
-                 "ctxsw.same.none", "ctxsw.same.rseq",
+PDA_BENCH_OPS = ("fault.anon", "ctxsw.same.none", "ctxsw.same.rseq",
                  "ctxsw.same.getcpu_cache")
+# The null system call, by each entry path the machine has.
+PDA_BENCH_SYSCALLS = {"arm": ("sys.svc",), "x86": ("sys.int80",
+                                                  "sys.vsyscall")}
 
 
 def pda_bench_problems(lines, unit):
@@ -139,7 +141,8 @@ def pda_bench_problems(lines, unit):
     in @unit ("ticks" without -icount), min <= median."""
     r = parse_bench_lines(lines)
     problems = list(r["failed"])
-    for op in PDA_BENCH_OPS:
+    arch = "arm" if r["info"].get("machine", "").startswith("arm") else "x86"
+    for op in PDA_BENCH_SYSCALLS[arch] + PDA_BENCH_OPS:
         row = r["ops"].get(op)
         if row is None:
             problems.append(f"{op}: missing")

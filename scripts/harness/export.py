@@ -21,6 +21,43 @@ GIT_ENV = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
            "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
            "GIT_COMMITTER_NAME": "PDA harness",
            "GIT_COMMITTER_EMAIL": "pda@localhost"}
+# The identity the stored patches carry in From: and Signed-off-by:; the
+# export puts the exporter's in its place.
+PLACEHOLDER = "PDA maintainers <maintainers@pda.example>"
+
+
+def exporter_identity():
+    """"Name <email>" of whoever runs the export: GIT_AUTHOR_NAME and
+    GIT_AUTHOR_EMAIL, else git config user.name and user.email."""
+    ident = {}
+    for key, env in (("name", "GIT_AUTHOR_NAME"),
+                     ("email", "GIT_AUTHOR_EMAIL")):
+        value = os.environ.get(env)
+        if not value:
+            proc = subprocess.run(["git", "-C", str(REPO), "config",
+                                   f"user.{key}"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+            value = proc.stdout.strip()
+        if not value:
+            raise StepFailed(
+                f"make patches: no git user.{key}: the patches carry your "
+                "name as author and in Signed-off-by.  Set it with\n"
+                "  git config --global user.name 'Your Name'\n"
+                "  git config --global user.email you@example.org")
+        ident[key] = value
+    return f"{ident['name']} <{ident['email']}>"
+
+
+def signed(patch, ident, tmp):
+    """A copy of @patch whose author and Signed-off-by are @ident."""
+    out = Path(tmp) / Path(patch).name
+    lines = []
+    for line in Path(patch).read_text().splitlines(keepends=True):
+        if line.startswith(("From: ", "Signed-off-by: ")):
+            line = line.replace(PLACEHOLDER, ident)
+        lines.append(line)
+    out.write_text("".join(lines))
+    return out
 
 
 def git(repo, *args, env=None):
@@ -58,16 +95,35 @@ def cover_text(patch_dir):
     return subject.strip(), body.strip("\n")
 
 
+def base_line(pristine, version):
+    """base-commit: of a git tree; a release tarball has no commit, so say
+    which tree it is rather than name the scratch repository's commit."""
+    proc = subprocess.run(["git", "-C", str(pristine), "rev-parse",
+                           "--verify", "-q", "HEAD"], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True)
+    if proc.returncode == 0 and Path(pristine, ".git").exists():
+        return f"base-commit: {proc.stdout.strip()}"
+    pkg = subprocess.run(["dpkg-query", "-W", "-f", "${Version}",
+                          "linux-source-6.12"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True).stdout
+    what = f"Debian's linux-source-6.12 {pkg}" if pkg else "a release tarball"
+    return (f"base: Linux {version}, from {what} (no git history, so no "
+            "base-commit)")
+
+
 def export(pristine, version, overlay_root, patch_dir, out):
     entries = series_mod.read(patch_dir, overlay_root)
     if not entries:
         raise StepFailed(f"{patch_dir}/series is empty: nothing to export")
     subject, body = cover_text(patch_dir)
+    ident = exporter_identity()
     repo = sparse_repo(pristine, series_mod.touched(entries), version)
+    signed_dir = tempfile.mkdtemp(prefix="pda-signed-")
     try:
         base = git(repo, "rev-parse", "HEAD").strip()
         for e in entries:
-            git(repo, "am", "-q", "--keep-cr", str(e.patch))
+            git(repo, "am", "-q", "--keep-cr",
+                str(signed(e.patch, ident, signed_dir)))
             for rel in e.overlay:
                 (repo / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(Path(overlay_root) / rel, repo / rel)
@@ -77,14 +133,17 @@ def export(pristine, version, overlay_root, patch_dir, out):
         out = Path(out)
         shutil.rmtree(out, ignore_errors=True)
         git(repo, "format-patch", "-q", "--cover-letter", "--thread",
-            "--base", base, "-o", str(out), f"{base}..HEAD")
+            "-o", str(out), f"{base}..HEAD")
     finally:
         shutil.rmtree(repo, ignore_errors=True)
+        shutil.rmtree(signed_dir, ignore_errors=True)
     cover = sorted(out.glob("0000-*.patch"))[0]
     text = cover.read_text()
     text = text.replace("*** SUBJECT HERE ***", subject)
     text = text.replace("*** BLURB HERE ***", body)
-    cover.write_text(text)
+    sig = text.rindex("\n-- \n")
+    cover.write_text(text[:sig] + f"\n{base_line(pristine, version)}\n" +
+                     text[sig:])
     return sorted(out.glob("*.patch"))
 
 

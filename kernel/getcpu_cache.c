@@ -17,8 +17,10 @@
  * The store is a put_user() of an aligned 32-bit value: one instruction on
  * x86-32 and ARM, single-copy atomic, so any thread reading the cache sees
  * one CPU number or another, never a mix.  If it faults (the thread
- * unmapped or write-protected its cache), the thread gets SIGSEGV and
- * nothing else is written.
+ * unmapped or write-protected its cache), the thread gets one SIGSEGV and
+ * nothing else is written.  Every successful GETCPU_CACHE_SET stores, even
+ * of the address already registered: that is how the thread recovers,
+ * and how it repairs a cache it wrote itself.
  */
 #include <linux/align.h>
 #include <linux/getcpu_cache.h>
@@ -48,8 +50,30 @@ void __getcpu_cache_update(void)
 	t->getcpu_cache_stale = 0;
 	/* Clear the mark before reading the CPU number (see above). */
 	barrier();
-	if (unlikely(getcpu_cache_store(t->getcpu_cache)))
-		force_sig(SIGSEGV);
+	if (likely(!getcpu_cache_store(t->getcpu_cache)))
+		return;
+
+	/*
+	 * The cache's page is gone or read-only.  The mark stays clear: the
+	 * kernel does not retry by itself, so one failed store is one signal,
+	 * never a loop of them.  The thread recovers by mapping the page
+	 * again and repeating GETCPU_CACHE_SET, which stores; until then, or
+	 * until the next migration, the cache is not written.
+	 *
+	 * The SIGSEGV is an ordinary one (SI_KERNEL, to this thread only), not
+	 * force_sig() as for a faulting instruction, nor force_sigsegv() as
+	 * rseq sends when it cannot read or update its area.  Those cannot
+	 * wait: the instruction would fault again, and rseq must not let the
+	 * thread run on in a critical section it could not check or abort.
+	 * So a blocked or ignored SIGSEGV is unblocked and reset to SIG_DFL,
+	 * and the whole process dies.  Here nothing is lost by waiting, and a
+	 * thread that has SIGSEGV blocked is typically in the very handler
+	 * that maps the cache again, and migrated before its mmap().  The
+	 * signal stays pending until that handler returns, and is then
+	 * delivered once; a thread that ignores SIGSEGV gets nothing, and
+	 * SIG_DFL still kills.
+	 */
+	send_sig(SIGSEGV, t, 1);
 }
 
 static long getcpu_cache_get(s32 __user * __user *cpu_cachep)
@@ -66,27 +90,40 @@ static long getcpu_cache_get(s32 __user * __user *cpu_cachep)
 static long getcpu_cache_set(s32 __user * __user *cpu_cachep)
 {
 	struct task_struct *t = current;
-	s32 __user *cache;
+	s32 __user *cache, *registered;
 
 	if (get_user(cache, cpu_cachep))
 		return -EFAULT;
 	if (!cache || !IS_ALIGNED((unsigned long)cache, sizeof(s32)))
 		return -EINVAL;
-	if (t->getcpu_cache)
-		return t->getcpu_cache == cache ? 0 : -EBUSY;
+	if (t->getcpu_cache && t->getcpu_cache != cache)
+		return -EBUSY;
 
 	/*
-	 * Publish the address before reading the CPU number: a migration
-	 * after this point marks the cache stale, and the return to user
-	 * space stores again.  set_task_cpu() only runs while the task is
-	 * off CPU, after the full barrier of the context switch, so the
-	 * compiler is all there is to order against.
+	 * SET of the address already registered stores too: the cache reads
+	 * the current CPU after every successful SET, whatever user space
+	 * wrote into it, and after a failed store (SIGSEGV) this SET is what
+	 * writes it again.
+	 *
+	 * Publish the address, and clear the mark of a migration already
+	 * past, before reading the CPU number: a migration after this point
+	 * marks the cache stale, and the return to user space stores again.
+	 * set_task_cpu() only runs while the task is off CPU, after the full
+	 * barrier of the context switch, so the compiler is all there is to
+	 * order against.
 	 */
+	registered = t->getcpu_cache;
 	t->getcpu_cache = cache;
+	t->getcpu_cache_stale = 0;
 	barrier();
 	if (getcpu_cache_store(cache)) {
-		/* Unregister, so that no later migration sends SIGSEGV. */
-		t->getcpu_cache = NULL;
+		/*
+		 * A failed SET leaves the registration as it was.  A new one is
+		 * undone, so that no later migration sends SIGSEGV; one that was
+		 * there stays.  Either way EFAULT is the only report: the mark
+		 * is cleared, so the way out sends no SIGSEGV for this store.
+		 */
+		t->getcpu_cache = registered;
 		t->getcpu_cache_stale = 0;
 		return -EFAULT;
 	}

@@ -5,11 +5,17 @@
  * - every row of ERRORS, one test each (EINVAL's causes apart);
  * - SET writes the current CPU at once, GET returns what SET registered,
  *   SET of the same address again succeeds, of another one is EBUSY, a
- *   failed SET leaves nothing registered;
+ *   failed SET leaves nothing registered, and an EFAULT of either command
+ *   leaves a registration that is there (getcpu_cache_recover has SET of
+ *   the registered address);
  * - lifetime: a fork() child inherits the registration and has its copy
- *   refreshed before it first runs; a new thread (CLONE_VM) and a vfork()
- *   child start unregistered and leave the parent's alone; after execve()
- *   nothing is registered.
+ *   refreshed before it first runs (a MAP_SHARED cache is the parent's,
+ *   which the child then writes; a MADV_DONTFORK one is missing, and the
+ *   child gets SIGSEGV); a new thread (CLONE_VM) and a vfork() child start
+ *   unregistered and leave the parent's alone; after execve() nothing is
+ *   registered;
+ * - sched_setaffinity() of another thread does not write that thread's
+ *   cache: its owner does, on its way back to user space.
  *
  * Each TEST runs in a child of the harness's process, which never
  * registers, so each starts unregistered.
@@ -22,6 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -130,6 +139,21 @@ TEST(enosys)
 	EXPECT_EQ(ENOSYS, errno);
 }
 
+/*
+ * The man page has programs check, before their first call, that the
+ * kernel is a 6.12 one (463 is setxattrat() from 6.13 on): this kernel
+ * passes that check.
+ */
+TEST(release_is_6_12)
+{
+	struct utsname u;
+
+	ASSERT_EQ(0, uname(&u));
+	EXPECT_EQ(0, strncmp(u.release, "6.12.", 5)) {
+		TH_LOG("release %s", u.release);
+	}
+}
+
 /* EFAULT: cpu_cachep itself is not accessible. */
 TEST(efault_cpu_cachep)
 {
@@ -160,6 +184,14 @@ TEST(efault_cpu_cachep)
 		}
 	}
 	EXPECT_EQ((uintptr_t)&tls_cache, (uintptr_t)gc_get());
+
+	/* Neither EFAULT drops a registration that is there. */
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(EFAULT, gc_err(GETCPU_CACHE_SET, bad[i], 0)) {
+			TH_LOG("registered, SET with cpu_cachep %p", bad[i]);
+		}
+		EXPECT_EQ((uintptr_t)&tls_cache, (uintptr_t)gc_get());
+	}
 }
 
 /*
@@ -285,6 +317,188 @@ TEST(fork_inherits)
 		EXPECT_EQ(12345, tls_cache);
 		EXPECT_EQ((uintptr_t)&tls_cache, (uintptr_t)gc_get());
 	}
+}
+
+/*
+ * fork() with the cache in MAP_SHARED memory: the child's copy is the
+ * parent's word.  The child's first store, and each one after it migrates,
+ * land in the parent's cache, which then reads the child's CPU.
+ */
+TEST(fork_shared_cache)
+{
+	struct gc_cpus c;
+	volatile int32_t *cache;
+	int32_t got[2];
+	int status, p[2], lo, hi;
+	pid_t pid;
+
+	REQUIRE_GC();
+	ASSERT_EQ(0, gc_cpus_online(&c));
+	lo = c.id[0];
+	hi = c.id[c.n - 1];
+	cache = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE((uintptr_t)MAP_FAILED, (uintptr_t)cache);
+	ASSERT_EQ(0, gc_pin(lo));
+	ASSERT_EQ(0, gc_set(cache));
+	ASSERT_EQ(lo, gc_read(cache));
+	ASSERT_EQ(0, pipe(p));
+	*cache = 12345;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		got[0] = gc_read(cache);	/* stored before we first ran */
+		got[1] = -1;
+		if (!gc_pin(hi))
+			got[1] = gc_read(cache);
+		_exit(write(p[1], got, sizeof(got)) == sizeof(got) ? 0 : 1);
+	}
+	ASSERT_EQ(sizeof(got), read(p[0], got, sizeof(got)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	TH_LOG("child wrote %d, then %d after moving to %d; parent on %d reads %d",
+	       got[0], got[1], hi, sched_getcpu(), gc_read(cache));
+	EXPECT_EQ(lo, got[0]);
+	EXPECT_EQ(hi, got[1]);
+	/* The parent never left lo, and its cache says hi. */
+	EXPECT_EQ(lo, sched_getcpu());
+	EXPECT_EQ(hi, gc_read(cache));
+	EXPECT_EQ((uintptr_t)cache, (uintptr_t)gc_get());
+	/* SET again repairs it. */
+	EXPECT_EQ(0, gc_set(cache));
+	EXPECT_EQ(lo, gc_read(cache));
+}
+
+/*
+ * fork() with the cache in MADV_DONTFORK memory: the child has no page
+ * there, so its first store faults and it gets SIGSEGV (SIG_DFL here: it
+ * dies), keeping its registration; the parent's cache is left alone.
+ */
+TEST(fork_dontfork_cache)
+{
+	long size = sysconf(_SC_PAGESIZE);
+	volatile int32_t *cache;
+	int cpu, status;
+	pid_t pid;
+
+	REQUIRE_GC();
+	cpu = pin_last();
+	ASSERT_LE(0, cpu);
+	cache = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE((uintptr_t)MAP_FAILED, (uintptr_t)cache);
+	if (madvise((void *)cache, size, MADV_DONTFORK)) {
+		if (errno == ENOSYS)
+			SKIP(return, "madvise() is ENOSYS: no CONFIG_ADVISE_SYSCALLS");
+		ASSERT_EQ(0, errno);
+	}
+	ASSERT_EQ(0, gc_set(cache));
+	*cache = 12345;
+	pid = fork();
+	if (pid == 0)
+		_exit(0);	/* never gets here: SIGSEGV first */
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) {
+		TH_LOG("child status %#x", status);
+	}
+	EXPECT_EQ(12345, gc_read(cache));
+	EXPECT_EQ((uintptr_t)cache, (uintptr_t)gc_get());
+}
+
+/*
+ * sched_setaffinity() of another thread returns before that thread's
+ * cache shows the new CPU: the kernel writes a cache only on its owner's
+ * way back to user space.  Asleep in read(), the owner's cache keeps the
+ * old CPU for any other thread that reads it; the owner itself, woken,
+ * reads the new one.
+ */
+struct sleeper {
+	volatile int32_t *cache;
+	int cpu, fd_ready, fd_wake;
+	pid_t tid;
+	int32_t seen, seen_sched;
+	int err;
+};
+
+static void *sleeper_fn(void *arg)
+{
+	struct sleeper *s = arg;
+	char c = 0;
+
+	s->tid = syscall(SYS_gettid);
+	s->cache = &tls_cache;
+	s->err = gc_pin(s->cpu);
+	if (!s->err)
+		s->err = gc_set(&tls_cache);
+	if (write(s->fd_ready, &c, 1) != 1 || s->err)
+		return NULL;
+	if (read(s->fd_wake, &c, 1) != 1)
+		s->err = -1;
+	s->seen = gc_read(&tls_cache);
+	s->seen_sched = sched_getcpu();
+	return NULL;
+}
+
+/* Waits until @tid sleeps (state S in /proc); 0, or -1 after ~10 s. */
+static int wait_asleep(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	int i, fd, n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	for (i = 0; i < 10000; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return -1;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			p = strrchr(buf, ')');
+			if (p && p[1] == ' ' && p[2] == 'S')
+				return 0;
+		}
+		usleep(1000);
+	}
+	return -1;
+}
+
+TEST(affinity_of_other_thread)
+{
+	struct sleeper s = { 0 };
+	struct gc_cpus c;
+	int ready[2], wake[2];
+	cpu_set_t set;
+	pthread_t t;
+	char ch = 0;
+
+	REQUIRE_GC();
+	ASSERT_EQ(0, gc_cpus_online(&c));
+	if (c.n < 2)
+		SKIP(return, "one CPU: nothing migrates");
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(wake));
+	s.cpu = c.id[0];
+	s.fd_ready = ready[1];
+	s.fd_wake = wake[0];
+	ASSERT_EQ(0, pthread_create(&t, NULL, sleeper_fn, &s));
+	ASSERT_EQ(1, read(ready[0], &ch, 1));
+	ASSERT_EQ(0, s.err);
+	ASSERT_EQ(c.id[0], gc_read(s.cache));
+	ASSERT_EQ(0, wait_asleep(s.tid));
+
+	CPU_ZERO(&set);
+	CPU_SET(c.id[c.n - 1], &set);
+	ASSERT_EQ(0, sched_setaffinity(s.tid, sizeof(set), &set));
+	/* Returned, and the sleeper's cache still shows its old CPU. */
+	EXPECT_EQ(c.id[0], gc_read(s.cache));
+
+	ASSERT_EQ(1, write(wake[1], &ch, 1));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, s.err);
+	EXPECT_EQ(c.id[c.n - 1], s.seen);
+	EXPECT_EQ(c.id[c.n - 1], s.seen_sched);
 }
 
 static void *thread_fn(void *arg)

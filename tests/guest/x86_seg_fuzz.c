@@ -55,8 +55,10 @@
  *   on ldt.c and tls.c, read back raw (modify_ldt 0) and decoded
  *   (get_thread_area), and checked with LAR/LSL.  Meanwhile the main
  *   thread keeps a TLS selector in %fs and a second thread an LDT
- *   selector: whenever the descriptor changes, their reads through %fs
- *   must follow it, and %fs must become 0 when it stops being loadable.
+ *   selector, each with every RPL in turn (CPL 3 may load a DPL 3
+ *   segment with RPL 0-3; all four name the same descriptor): whenever
+ *   the descriptor changes, their reads through %fs must follow it, and
+ *   %fs must become 0 when it stops being loadable.
  *
  * "Nothing lost": after each test a bystander process (lib/pda_hostile.h)
  * must still hold its own %fs (a TLS selector), %gs, flat %ss/%ds/%es and
@@ -114,6 +116,8 @@
 #define GLIBC_GS	0x33
 #define TLS_SEL(e)	((e) * 8 + 3)
 #define LDT_SEL(e)	((e) * 8 + 7)
+/* The same entries with another RPL: every one names the same descriptor. */
+#define WITH_RPL(sel, rpl)	(((sel) & ~3u) | ((rpl) & 3))
 
 /* ------------------------------------------------------------ results */
 
@@ -132,6 +136,7 @@ struct fz_out {
 	volatile uint32_t progress;	/* the operation in flight */
 	uint32_t kinds[MAX_KINDS];
 	uint32_t sib_checks, sib_stale, sib_follow, sib_zeroed, sib_reloads;
+	uint32_t sib_rpl_checks[4], sib_rpl_follow[4];	/* by %fs's RPL */
 	volatile int spin_flag;		/* the ptrace tracee is spinning */
 	volatile int lock;
 	int nnotes;
@@ -1739,7 +1744,7 @@ static uint8_t *ptr_of(struct churn *c, enum ptrk k)
 /* The second thread: %fs = LDT entry 0, read through, checked. */
 #define WATCH_LDT	0
 #define WATCH_TLS	8
-#define SIB_SEL		LDT_SEL(WATCH_LDT)
+#define SIB_SEL(rpl)	WITH_RPL(LDT_SEL(WATCH_LDT), rpl)
 
 struct sib {
 	volatile uint32_t gen;		/* even: entry 0 is view[gen / 2] */
@@ -1770,16 +1775,20 @@ static void sib_publish(uint32_t g, struct desc d)
 	sib.gen = g;
 }
 
+/*
+ * Its selector takes every RPL in turn: on each reload after the kernel
+ * took it away, and now and then while it holds.
+ */
 static void *sib_main(void *unused)
 {
 	struct skip_rec *rec = &skip_recs[1];
 	uint32_t g1, g2, g_load = 0, v, last_marker = ~0u;
-	unsigned int k, sel, prev = SIB_SEL;
+	unsigned int k, sel, rpl = 0, cur = SIB_SEL(0), prev = cur, held = 0;
 
 	(void)unused;
 	/* a new thread starts with its creator's %fs: take ours */
-	if (load_fs(SIB_SEL, rec))
-		note(out->progress, "sibling: cannot load %#x", SIB_SEL);
+	if (load_fs(cur, rec))
+		note(out->progress, "sibling: cannot load %#x", cur);
 	sib.ready = 1;
 	for (k = 0; !sib.stop; k++) {
 		uint8_t view;
@@ -1792,8 +1801,16 @@ static void *sib_main(void *unused)
 			ph_by_nap();
 		g1 = sib.gen;
 		__sync_synchronize();
-		if (read_fs0(&sel, &v, rec) && sel == SIB_SEL)
-			continue;	/* nulled between the two reads */
+		if (read_fs0(&sel, &v, rec) && sel == cur) {
+			/*
+			 * Nulled between the two reads, or beyond the limit
+			 * (Bochs checks it): either way the handler's
+			 * sigreturn gives %fs back with RPL 3 (fixup_rpl()).
+			 */
+			rpl = 3;
+			cur = prev = SIB_SEL(3);
+			continue;
+		}
 		__sync_synchronize();
 		g2 = sib.gen;
 		if (g1 != g2 || (g1 & 1))
@@ -1804,18 +1821,29 @@ static void *sib_main(void *unused)
 		if (ph_get_seg(gs) != GLIBC_GS)
 			note(out->progress, "sibling: %%gs %#x",
 			     ph_get_seg(gs));
-		if (sel == SIB_SEL && !(view & 1)) {
+		if (sel == cur && !(view & 1)) {
 			out->sib_stale++;
 			note(out->progress, "sibling: %%fs still %#x, the descriptor of generation %u does not load",
 			     sel, g1);
-		} else if (sel == SIB_SEL && m >= 0 && v != markers[m][0]) {
+		} else if (sel == cur && m >= 0 && v != markers[m][0]) {
 			out->sib_stale++;
-			note(out->progress, "sibling: %%fs:0 reads %#x, generation %u has marker %#x",
-			     v, g1, markers[m][0]);
-		} else if (sel == SIB_SEL) {
+			note(out->progress, "sibling: %%fs %#x:0 reads %#x, generation %u has marker %#x",
+			     sel, v, g1, markers[m][0]);
+		} else if (sel == cur) {
+			out->sib_rpl_checks[rpl]++;
 			if (m >= 0 && (uint32_t)m != last_marker) {
 				out->sib_follow++;
+				out->sib_rpl_follow[rpl]++;
 				last_marker = m;
+			}
+			/* the next RPL, as a reload after a zeroing would */
+			if (++held % 16 == 0) {
+				/* a failed load's sigreturn gives RPL 3 */
+				rpl = load_fs(SIB_SEL(rpl + 1), rec) ? 3 :
+				      (rpl + 1) & 3;
+				cur = SIB_SEL(rpl);
+				g_load = g1;
+				sel = cur;
 			}
 		} else if (sel != 0) {
 			out->sib_stale++;
@@ -1825,13 +1853,15 @@ static void *sib_main(void *unused)
 			note(out->progress, "sibling: %%fs 0, but no generation in %u..%u was unloadable",
 			     g_load, g1);
 		} else {
-			if (prev == SIB_SEL)
+			if (prev == cur)
 				out->sib_zeroed++;
 			/* it was taken away: take it again when it loads */
-			if ((view & 1) && !load_fs(SIB_SEL, rec)) {
+			if ((view & 1) && !load_fs(SIB_SEL(rpl + 1), rec)) {
 				out->sib_reloads++;
+				rpl = (rpl + 1) & 3;
+				cur = SIB_SEL(rpl);
 				g_load = g1;
-				sel = SIB_SEL;
+				sel = cur;
 			}
 		}
 		prev = sel;
@@ -1846,7 +1876,8 @@ enum {
 	CK_TLS_SET, CK_TLS_CLEAR, CK_TLS_ALLOC, CK_TLS_ESRCH,
 	CK_TLS_EINVAL_DESC, CK_TLS_EINVAL_ENTRY, CK_TLS_EFAULT, CK_TLS_GET,
 	CK_TLS_GET_EINVAL, CK_TLS_GET_EFAULT, CK_TLS6, CK_FS_FOLLOWED,
-	CK_FS_ZEROED, CK_SYSENTER, CK_NR
+	CK_FS_ZEROED, CK_SYSENTER, CK_FS_RPL0, CK_FS_RPL1, CK_FS_RPL2,
+	CK_FS_RPL3, CK_NR
 };
 
 static const char *const ck_name[] = {
@@ -1857,6 +1888,8 @@ static const char *const ck_name[] = {
 	"TLS EINVAL descriptor", "TLS EINVAL entry", "TLS EFAULT", "TLS get",
 	"TLS get EINVAL", "TLS get EFAULT", "TLS entry 6 (%gs)",
 	"%fs followed", "%fs zeroed", "through SYSENTER",
+	"RPL 0 %fs followed or zeroed", "RPL 1 %fs followed or zeroed",
+	"RPL 2 %fs followed or zeroed", "RPL 3 %fs followed or zeroed",
 };
 
 /* A random user_desc: special forms, contents 3, and garbage. */
@@ -2047,6 +2080,12 @@ static void check_main_fs(struct churn *c, uint32_t op)
 		     c->main_fs, d.hi, d.lo);
 		return;
 	}
+	/*
+	 * Past the limit (Bochs checks it): the handler's sigreturn gives
+	 * %fs back with RPL 3 (fixup_rpl()).
+	 */
+	if (fault && fs)
+		c->main_fs = WITH_RPL(fs, 3);
 	if (fs && m >= 0 && (fault || v != markers[m][0]))
 		note(op, "main %%fs:0 reads %#x (fault %d), TLS 8 has marker %#x",
 		     v, fault, markers[m][0]);
@@ -2507,12 +2546,16 @@ static void churn_case(void *p)
 		out->iters++;
 	}
 
-	/* the watched entries, %fs on TLS 8 here and on LDT 0 there */
+	/*
+	 * The watched entries, %fs on TLS 8 here and on LDT 0 there, each
+	 * with every RPL in turn.
+	 */
 	u = dk_info(DK_RW, WATCH_TLS, (uint32_t)(uintptr_t)markers[1]);
 	c.tls[WATCH_TLS - 6] = fill_ldt(&u, 0);
-	if (tls_write(&u) || load_fs(TLS_SEL(WATCH_TLS), &skip_recs[0]))
+	c.main_fs = WITH_RPL(TLS_SEL(WATCH_TLS), xorshift32(&rnd));
+	mix(&h, c.main_fs);
+	if (tls_write(&u) || load_fs(c.main_fs, &skip_recs[0]))
 		ph_raw_exit(33);
-	c.main_fs = TLS_SEL(WATCH_TLS);
 	u = dk_info(DK_RW, WATCH_LDT, (uint32_t)(uintptr_t)markers[0]);
 	if (ldt_write(&u))
 		ph_raw_exit(34);
@@ -2527,9 +2570,11 @@ static void churn_case(void *p)
 
 	for (i = 0; i < a->n; i++) {
 		uint32_t r = xorshift32(&rnd), op = i + 1;
+		uint32_t rpl = xorshift32(&rnd);
 		int vsys = (r >> 8) % 4 == 0 && vsys_entry;
 		unsigned int fs_before = c.main_fs;
 		struct desc tls8 = c.tls[WATCH_TLS - 6];
+		int changed = 0;
 
 		out->progress = op;
 		mix(&h, vsys);
@@ -2555,19 +2600,31 @@ static void churn_case(void *p)
 			out->kinds[CK_SYSENTER]++;
 		check_tls(&c, op);
 		check_main_fs(&c, op);
-		if (fs_before && !c.main_fs)
+		if (fs_before && !c.main_fs) {
 			out->kinds[CK_FS_ZEROED]++;
-		else if (c.main_fs && desc_marker(c.tls[WATCH_TLS - 6]) >= 0 &&
-			 memcmp(&tls8, &c.tls[WATCH_TLS - 6], sizeof(tls8)))
+			changed = 1;
+		} else if (c.main_fs &&
+			   desc_marker(c.tls[WATCH_TLS - 6]) >= 0 &&
+			   memcmp(&tls8, &c.tls[WATCH_TLS - 6], sizeof(tls8))) {
 			out->kinds[CK_FS_FOLLOWED]++;
-		/* %fs was taken away; take it again when it loads */
-		if (!c.main_fs && desc_loadable(c.tls[WATCH_TLS - 6]) &&
-		    ph_get_seg(fs) == 0) {
-			if (load_fs(TLS_SEL(WATCH_TLS), &skip_recs[0]))
-				note(op, "main: cannot load %#x",
-				     TLS_SEL(WATCH_TLS));
+			changed = 1;
+		}
+		if (changed)
+			out->kinds[CK_FS_RPL0 + (fs_before & 3)]++;
+		/*
+		 * %fs was taken away: take it again when it loads.  Now and
+		 * then, take it again anyway, with another RPL.
+		 */
+		if ((!c.main_fs && desc_loadable(c.tls[WATCH_TLS - 6]) &&
+		     ph_get_seg(fs) == 0) || (c.main_fs && rpl % 4 == 0)) {
+			unsigned int sel = WITH_RPL(TLS_SEL(WATCH_TLS),
+						    rpl >> 2);
+
+			mix(&h, sel);
+			if (load_fs(sel, &skip_recs[0]))
+				note(op, "main: cannot load %#x", sel);
 			else
-				c.main_fs = TLS_SEL(WATCH_TLS);
+				c.main_fs = sel;
 		}
 		if (i % 64 == 63)
 			check_ldt(&c, op);
@@ -2587,6 +2644,7 @@ TEST_F_TIMEOUT(fz, ldt_tls_churn, 290)
 	};
 	struct ph_result res;
 	double t0 = ph_now();
+	int k;
 
 	TH_LOG("seed %lu (SEED=%lu replays it), %ld operations", fz_seed,
 	       fz_seed, a.n);
@@ -2595,11 +2653,18 @@ TEST_F_TIMEOUT(fz, ldt_tls_churn, 290)
 	report(_metadata, "ldt_tls_churn", ck_name, CK_NR,
 	       ((1u << CK_NR) - 1) & ~(vsys_entry ? 0 : 1u << CK_SYSENTER),
 	       ph_now() - t0);
-	TH_LOG("ldt_tls_churn: sibling with %%fs = %#x: %u checks, %u descriptor changes followed, %u times zeroed, %u reloads, %u stale",
-	       SIB_SEL, out->sib_checks, out->sib_follow, out->sib_zeroed,
-	       out->sib_reloads, out->sib_stale);
+	TH_LOG("ldt_tls_churn: sibling with %%fs = %#x..%#x: %u checks, %u descriptor changes followed, %u times zeroed, %u reloads, %u stale",
+	       SIB_SEL(0), SIB_SEL(3), out->sib_checks, out->sib_follow,
+	       out->sib_zeroed, out->sib_reloads, out->sib_stale);
+	TH_LOG("ldt_tls_churn: sibling checks (changes followed) with RPL 0-3: %u (%u), %u (%u), %u (%u), %u (%u)",
+	       out->sib_rpl_checks[0], out->sib_rpl_follow[0],
+	       out->sib_rpl_checks[1], out->sib_rpl_follow[1],
+	       out->sib_rpl_checks[2], out->sib_rpl_follow[2],
+	       out->sib_rpl_checks[3], out->sib_rpl_follow[3]);
 	EXPECT_LT(0, out->sib_checks);
 	EXPECT_EQ(0, out->sib_stale);
+	for (k = 0; k < 4; k++)
+		EXPECT_LT(0, out->sib_rpl_checks[k]);
 	CHECK_WORLD("ldt_tls_churn");
 }
 

@@ -10,7 +10,10 @@
  * Each case runs with %fs = null, a set_thread_area() TLS selector, an
  * LDT selector, and the PDA selector 0xeb.  "Same descriptor" is checked
  * by reading through %fs: TLS and LDT bases point at buffers holding
- * their own magic, and 0xeb reads the CPU the thread is on.
+ * their own magic, and 0xeb reads the CPU the thread is on.  TLS and LDT
+ * selectors come with every RPL: code at CPL 3 may load a DPL 3 segment
+ * with RPL 0, 1, 2 or 3, all four name the same descriptor, and a kernel
+ * that pops %fs on every exit treats them alike.
  *
  * - syscalls through int $0x80 and SYSENTER (the vDSO);
  * - timer interrupts across a long busy loop;
@@ -20,8 +23,9 @@
  * - ptrace PEEKUSER, GETREGS and GETREGSET(NT_PRSTATUS) (what core dumps
  *   write), POKEUSER and SETREGS that take effect, an invalid one refused;
  * - fork and threads keep it, exec resets it to 0, vm86 gives it back;
- * - a descriptor changed under a loaded selector, by the thread itself or
- *   by a sibling, is what the next %fs read sees.
+ * - a descriptor changed under a loaded selector, by the thread itself, by
+ *   a sibling (LDT) or by a tracer (TLS), is what the next %fs read sees,
+ *   and one cleared under it leaves %fs = 0, for every RPL.
  */
 #define _GNU_SOURCE
 #include <asm/ldt.h>
@@ -88,6 +92,11 @@ static int ldt_set(int entry, const void *base, int present)
 	return syscall(SYS_modify_ldt, 1, &d, sizeof(d));
 }
 
+static unsigned int with_rpl(unsigned int sel, unsigned int rpl)
+{
+	return (sel & ~3u) | rpl;
+}
+
 static struct want want_of(enum kind k)
 {
 	switch (k) {
@@ -146,11 +155,18 @@ FIXTURE(ufs) {
 
 FIXTURE_VARIANT(ufs) {
 	enum kind kind;
+	unsigned int rpl;	/* TLS and LDT: the selector's RPL */
 };
 
 FIXTURE_VARIANT_ADD(ufs, null) { .kind = K_NULL };
-FIXTURE_VARIANT_ADD(ufs, tls) { .kind = K_TLS };
-FIXTURE_VARIANT_ADD(ufs, ldt) { .kind = K_LDT };
+FIXTURE_VARIANT_ADD(ufs, tls) { .kind = K_TLS, .rpl = 3 };
+FIXTURE_VARIANT_ADD(ufs, tls_rpl0) { .kind = K_TLS, .rpl = 0 };
+FIXTURE_VARIANT_ADD(ufs, tls_rpl1) { .kind = K_TLS, .rpl = 1 };
+FIXTURE_VARIANT_ADD(ufs, tls_rpl2) { .kind = K_TLS, .rpl = 2 };
+FIXTURE_VARIANT_ADD(ufs, ldt) { .kind = K_LDT, .rpl = 3 };
+FIXTURE_VARIANT_ADD(ufs, ldt_rpl0) { .kind = K_LDT, .rpl = 0 };
+FIXTURE_VARIANT_ADD(ufs, ldt_rpl1) { .kind = K_LDT, .rpl = 1 };
+FIXTURE_VARIANT_ADD(ufs, ldt_rpl2) { .kind = K_LDT, .rpl = 2 };
 FIXTURE_VARIANT_ADD(ufs, pda) { .kind = K_PDA };
 
 /* Every kind's descriptor exists in every case; the variant picks %fs. */
@@ -172,6 +188,8 @@ FIXTURE_SETUP(ufs)
 	ASSERT_EQ(0, setup_all());
 	ASSERT_EQ(0, ph_pin(0));
 	self->w = want_of(variant->kind);
+	if (variant->kind == K_TLS || variant->kind == K_LDT)
+		self->w.sel = with_rpl(self->w.sel, variant->rpl);
 	ph_set_seg(fs, self->w.sel);
 	ASSERT_EQ(0, fs_wrong(&self->w));
 	nfail = 0;
@@ -340,18 +358,26 @@ TEST_F_TIMEOUT(ufs, signals, 120)
 	struct sigaction sa = { .sa_sigaction = sg_handler,
 				.sa_flags = SA_SIGINFO };
 	static const unsigned int bad[] = { BAD_GDT_SEL, EMPTY_LDT_SEL };
+	struct want back;
 	int k;
 	size_t i;
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 
-	/* Delivery keeps %fs; sigreturn restores it over a handler's load. */
+	/*
+	 * Delivery keeps %fs; sigreturn restores it over a handler's load,
+	 * with the RPL 3 it forces on every non-null selector (fixup_rpl()
+	 * in signal_32.c).
+	 */
 	sg.w = self->w;
 	sg.set = 0;
 	raise(SIGUSR1);
 	EXPECT_EQ(self->w.sel, sg.sc_fs);
 	EXPECT_EQ(0, sg.live_wrong);
-	check(&self->w, "after sigreturn", 0);
+	back = self->w;
+	if (back.sel > 3)
+		back.sel |= 3;
+	check(&back, "after sigreturn", 0);
 
 	/* sigreturn into every kind: it takes effect, with its descriptor. */
 	for (k = 0; k < K_MAX; k++) {
@@ -542,54 +568,188 @@ TEST_F_TIMEOUT(ufs, vm86, 120)
 
 /* ---------------------------------- a descriptor changed under %fs */
 
-TEST(tls_rewritten_under_fs)
+/*
+ * The reference is a kernel that pops %fs on every return to user mode
+ * (i386-smp): whatever the RPL, the next read through a rewritten
+ * descriptor sees the new one, and a cleared one leaves %fs = 0.
+ */
+FIXTURE(under) {
+	unsigned int tls_sel, ldt_sel;
+};
+
+FIXTURE_VARIANT(under) {
+	unsigned int rpl;
+};
+
+FIXTURE_VARIANT_ADD(under, rpl0) { .rpl = 0 };
+FIXTURE_VARIANT_ADD(under, rpl1) { .rpl = 1 };
+FIXTURE_VARIANT_ADD(under, rpl2) { .rpl = 2 };
+FIXTURE_VARIANT_ADD(under, rpl3) { .rpl = 3 };
+
+FIXTURE_SETUP(under)
 {
 	ASSERT_EQ(0, setup_all());
-	ph_set_seg(fs, PH_TLS_SEL);
-	ASSERT_EQ(tls_buf[0], ph_fs_load32(0));
-	ASSERT_EQ(PH_TLS_SEL, ph_tls_set(PH_TLS_ENTRY, (uint32_t)(uintptr_t)alt_buf));
-	/* No reload by us: the kernel must refresh the loaded descriptor. */
-	EXPECT_EQ(alt_buf[0], ph_fs_load32(0));
-	EXPECT_EQ(PH_TLS_SEL, ph_get_seg(fs));
+	ASSERT_EQ(0, ph_pin(0));	/* one CPU: a sibling is switched out */
+	self->tls_sel = with_rpl(PH_TLS_SEL, variant->rpl);
+	self->ldt_sel = with_rpl(LDT_SEL, variant->rpl);
 }
 
-TEST(ldt_rewritten_under_fs)
+FIXTURE_TEARDOWN(under)
 {
-	ASSERT_EQ(0, setup_all());
-	ph_set_seg(fs, LDT_SEL);
+	ph_set_seg(fs, 0);
+}
+
+/* TLS entry @entry as ph_tls_set() writes it at @base, or empty. */
+static struct user_desc tls_desc(int entry, const void *base, int present)
+{
+	struct user_desc d = { .entry_number = entry };
+
+	if (present) {
+		d.base_addr = (uint32_t)(uintptr_t)base;
+		d.limit = 0xfffff;
+		d.seg_32bit = 1;
+		d.limit_in_pages = 1;
+		d.useable = 1;
+	} else {
+		d.read_exec_only = 1;	/* the "empty" form clears it */
+		d.seg_not_present = 1;
+	}
+	return d;
+}
+
+static int tls_write(int entry, const void *base, int present)
+{
+	struct user_desc d = tls_desc(entry, base, present);
+
+	return syscall(SYS_set_thread_area, &d);
+}
+
+/*
+ * Each case runs this many rounds: a context switch reloads %fs, so one
+ * that happened to fall between the change and the read would hide a
+ * stale descriptor.
+ */
+#define ROUNDS	16
+
+/* %fs after the entry under it was cleared: 0, and a system call keeps it. */
+static void expect_cleared(struct __test_metadata *_metadata, unsigned int sel,
+			   int round)
+{
+	unsigned int now = ph_get_seg(fs);
+
+	if (now)
+		TH_LOG("round %d: %%fs still %#x (loaded %#x), and reads %#x through the cleared entry",
+		       round, now, sel, ph_fs_load32(0));
+	ASSERT_EQ(0, now);
+	ph_int80(SYS_getppid, 0, 0, 0);
+	ASSERT_EQ(0, ph_get_seg(fs));
+}
+
+/* %fs still @sel, reading @buf's magic, also after a system call. */
+static void expect_followed(struct __test_metadata *_metadata,
+			    unsigned int sel, const uint32_t *buf, int round)
+{
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		unsigned int now = ph_get_seg(fs);
+		uint32_t got = now == sel ? ph_fs_load32(0) : 0;
+
+		if (now != sel || got != buf[0])
+			TH_LOG("round %d%s: %%fs %#x reads %#x, want %#x reading %#x",
+			       round, k ? ", after getppid" : "", now, got,
+			       sel, buf[0]);
+		ASSERT_EQ(sel, now);
+		ASSERT_EQ(buf[0], got);
+		ph_vsys(SYS_getppid, 0, 0, 0);
+	}
+}
+
+static const uint32_t *const round_buf[] = { alt_buf, alt2_buf, tls_buf };
+
+/* The thread itself rewrites its TLS entry: no reload by us. */
+TEST_F(under, tls_rewritten)
+{
+	int i;
+
+	ph_set_seg(fs, self->tls_sel);
+	ASSERT_EQ(tls_buf[0], ph_fs_load32(0));
+	for (i = 0; i < ROUNDS; i++) {
+		const uint32_t *buf = round_buf[i % 3];
+
+		ASSERT_EQ(0, tls_write(PH_TLS_ENTRY, buf, 1));
+		expect_followed(_metadata, self->tls_sel, buf, i);
+	}
+}
+
+TEST_F(under, tls_cleared)
+{
+	int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		ASSERT_EQ(0, tls_write(PH_TLS_ENTRY, tls_buf, 1));
+		ph_set_seg(fs, self->tls_sel);
+		ASSERT_EQ(tls_buf[0], ph_fs_load32(0));
+		ASSERT_EQ(0, tls_write(PH_TLS_ENTRY, NULL, 0));
+		expect_cleared(_metadata, self->tls_sel, i);
+	}
+}
+
+TEST_F(under, ldt_rewritten)
+{
+	int i;
+
+	ph_set_seg(fs, self->ldt_sel);
 	ASSERT_EQ(ldt_buf[0], ph_fs_load32(0));
-	ASSERT_EQ(0, ldt_set(LDT_ENTRY, alt_buf, 1));
-	EXPECT_EQ(alt_buf[0], ph_fs_load32(0));
-	EXPECT_EQ(LDT_SEL, ph_get_seg(fs));
+	for (i = 0; i < ROUNDS; i++) {
+		const uint32_t *buf = round_buf[i % 3];
+
+		ASSERT_EQ(0, ldt_set(LDT_ENTRY, buf, 1));
+		expect_followed(_metadata, self->ldt_sel, buf, i);
+	}
+}
+
+TEST_F(under, ldt_cleared)
+{
+	int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		ASSERT_EQ(0, ldt_set(LDT_ENTRY, ldt_buf, 1));
+		ph_set_seg(fs, self->ldt_sel);
+		ASSERT_EQ(ldt_buf[0], ph_fs_load32(0));
+		ASSERT_EQ(0, ldt_set(LDT_ENTRY, NULL, 0));
+		expect_cleared(_metadata, self->ldt_sel, i);
+	}
 }
 
 static struct {
 	int go[2], done[2];
 	uint32_t seen;
-	unsigned int sel;
+	unsigned int load, sel;
 } sib;
 
-/* Holds the LDT selector, sleeps while main changes the LDT, reads. */
+/* Holds an LDT selector, sleeps while main changes the LDT, reads. */
 static void *sibling(void *arg)
 {
 	char c;
 
-	ph_set_seg(fs, LDT_SEL);
+	ph_set_seg(fs, sib.load);
 	if (write(sib.done[1], "r", 1) != 1 || read(sib.go[0], &c, 1) != 1)
 		return NULL;
 	sib.sel = ph_get_seg(fs);
-	sib.seen = sib.sel == LDT_SEL ? ph_fs_load32(0) : 0;
+	sib.seen = sib.sel == sib.load ? ph_fs_load32(0) : 0;
 	ph_set_seg(fs, 0);
 	return NULL;
 }
 
-static void run_sibling(struct __test_metadata *_metadata, int present)
+/* The LDT is the mm's: a sibling thread changes it under a sleeper. */
+static void run_sibling(struct __test_metadata *_metadata, unsigned int sel,
+			int present)
 {
 	pthread_t t;
 	char c;
 
-	ASSERT_EQ(0, setup_all());
-	ASSERT_EQ(0, ph_pin(0));	/* one CPU: the sibling is switched out */
+	sib.load = sel;
 	ASSERT_EQ(0, pipe(sib.go));
 	ASSERT_EQ(0, pipe(sib.done));
 	ASSERT_EQ(0, pthread_create(&t, NULL, sibling, NULL));
@@ -598,21 +758,69 @@ static void run_sibling(struct __test_metadata *_metadata, int present)
 	ASSERT_EQ(1, write(sib.go[1], "g", 1));
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	if (present) {
-		EXPECT_EQ(LDT_SEL, sib.sel);
+		EXPECT_EQ(sel, sib.sel);
 		EXPECT_EQ(alt_buf[0], sib.seen);
 	} else {
 		EXPECT_EQ(0, sib.sel);	/* the reload faulted: null */
 	}
 }
 
-TEST(ldt_rewritten_under_sleeping_sibling)
+TEST_F(under, ldt_rewritten_under_sleeping_sibling)
 {
-	run_sibling(_metadata, 1);
+	run_sibling(_metadata, self->ldt_sel, 1);
 }
 
-TEST(ldt_cleared_under_sleeping_sibling)
+TEST_F(under, ldt_cleared_under_sleeping_sibling)
 {
-	run_sibling(_metadata, 0);
+	run_sibling(_metadata, self->ldt_sel, 0);
+}
+
+/*
+ * TLS entries are per thread: only a tracer (PTRACE_SET_THREAD_AREA)
+ * changes another task's, here while the tracee is stopped with the
+ * selector in %fs.
+ */
+static void run_tracer(struct __test_metadata *_metadata, unsigned int sel,
+		       int present)
+{
+	struct user_desc d = tls_desc(PH_TLS_ENTRY, alt_buf, present);
+	int status;
+	pid_t pid;
+
+	ph_res->v[0] = ph_res->v[1] = -1;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0))
+			_exit(10);
+		ph_set_seg(fs, sel);
+		raise(SIGSTOP);
+		ph_res->v[0] = ph_get_seg(fs);
+		ph_res->v[1] = ph_res->v[0] ? ph_fs_load32(0) : 0;
+		_exit(0);
+	}
+	ASSERT_EQ(0, pt_stop(pid));
+	EXPECT_EQ(0, ptrace(PTRACE_SET_THREAD_AREA, pid,
+			    (void *)PH_TLS_ENTRY, &d));
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, 0, 0));
+	ASSERT_EQ(0, ph_wait(pid, &status, 60));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (present) {
+		EXPECT_EQ(sel, (unsigned int)ph_res->v[0]);
+		EXPECT_EQ(alt_buf[0], (uint32_t)ph_res->v[1]);
+	} else {
+		EXPECT_EQ(0, ph_res->v[0]);
+	}
+}
+
+TEST_F(under, tls_rewritten_by_tracer)
+{
+	run_tracer(_metadata, self->tls_sel, 1);
+}
+
+TEST_F(under, tls_cleared_by_tracer)
+{
+	run_tracer(_metadata, self->tls_sel, 0);
 }
 
 int main(int argc, char **argv)

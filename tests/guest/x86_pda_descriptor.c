@@ -48,21 +48,6 @@
 #define AR_DB		(1U << 22)
 #define AR_G		(1U << 23)
 
-/* The ELF layouts pda.h carries for its vDSO lookup match <elf.h>. */
-_Static_assert(sizeof(struct pda_elf_ehdr) == sizeof(Elf32_Ehdr), "ehdr");
-_Static_assert(offsetof(struct pda_elf_ehdr, e_phnum) ==
-	       offsetof(Elf32_Ehdr, e_phnum), "e_phnum");
-_Static_assert(offsetof(struct pda_elf_ehdr, e_phoff) ==
-	       offsetof(Elf32_Ehdr, e_phoff), "e_phoff");
-_Static_assert(sizeof(struct pda_elf_phdr) == sizeof(Elf32_Phdr), "phdr");
-_Static_assert(offsetof(struct pda_elf_phdr, p_vaddr) ==
-	       offsetof(Elf32_Phdr, p_vaddr), "p_vaddr");
-_Static_assert(sizeof(struct pda_elf_sym) == sizeof(Elf32_Sym), "sym");
-_Static_assert(offsetof(struct pda_elf_sym, st_shndx) ==
-	       offsetof(Elf32_Sym, st_shndx), "st_shndx");
-_Static_assert(offsetof(struct pda_elf_sym, st_value) ==
-	       offsetof(Elf32_Sym, st_value), "st_value");
-_Static_assert(sizeof(struct pda_elf_dyn) == sizeof(Elf32_Dyn), "dyn");
 _Static_assert(sizeof(struct pda_slot) == PDA_USER_SLOT_SIZE, "slot size");
 _Static_assert(_Alignof(struct pda_slot) == PDA_USER_SLOT_SIZE, "slot align");
 _Static_assert(PDA_USER_SELECTOR == 0xeb, "selector");
@@ -231,26 +216,27 @@ TEST(fallback_when_fs_busy)
 	pda_test_unpin();
 }
 
-/* Each fallback of pda.h on its own, pinned to each CPU. */
+/*
+ * Each fallback of pda.h after getcpu_cache on its own, pinned to each
+ * CPU: rseq's cpu_id and the last one, sched_getcpu(), against the getcpu
+ * system call.
+ */
 TEST(fallbacks_each)
 {
 	int cpus[CPU_SETSIZE], n, i, bad = 0;
 
 	n = pda_test_online(cpus, CPU_SETSIZE);
 	ASSERT_LT(0, n);
-	ASSERT_NE(0, (uintptr_t)pda_vdso_sym("__vdso_getcpu"));
-	EXPECT_EQ((uintptr_t)vdso_getcpu_lookup(),
-		  (uintptr_t)pda_vdso_sym("__vdso_getcpu"));
 	for (i = 0; i < n; i++) {
-		int c = cpus[i], rs, vd, sys;
+		int c = cpus[i], rs, sg, sys;
 
 		ASSERT_EQ(0, pda_test_pin(c));
 		rs = pda_rseq_cpu();
-		vd = pda_vdso_cpu();
-		sys = pda_getcpu_syscall();
-		if ((rs != c || vd != c || sys != c) && bad++ < 10)
-			TH_LOG("pinned to %d: rseq %d vdso %d getcpu %d", c,
-			       rs, vd, sys);
+		sg = pda_sched_getcpu();
+		sys = getcpu_syscall();
+		if ((rs != c || sg != c || sys != c) && bad++ < 10)
+			TH_LOG("pinned to %d: rseq %d sched_getcpu %d getcpu %d",
+			       c, rs, sg, sys);
 	}
 	EXPECT_EQ(0, bad);
 	pda_test_unpin();

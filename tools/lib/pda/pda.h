@@ -18,8 +18,8 @@
  *
  *	if (pda_init_thread())		once per thread: load %fs
  *		...			no segment: pda_cpu() falls back
- *	cpu = pda_cpu();		segment, or getcpu_cache, rseq, vDSO,
- *					getcpu(2), whichever works first
+ *	cpu = pda_cpu();		segment, or getcpu_cache, rseq, or
+ *					sched_getcpu(), whichever works first
  *	static struct pda_slot hits[PDA_MAX_CPUS];
  *	pda_slot_add(hits, 1);		one "addl" in PDA_MODE_SEGMENT
  *
@@ -49,14 +49,11 @@
 #ifndef TOOLS_LIB_PDA_PDA_H
 #define TOOLS_LIB_PDA_PDA_H
 
-#include <elf.h>
 #include <errno.h>
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 #include <sys/auxv.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
@@ -180,17 +177,16 @@ enum pda_cpu_method {
 	PDA_METHOD_SEGMENT,
 	PDA_METHOD_GETCPU_CACHE,
 	PDA_METHOD_RSEQ,
-	PDA_METHOD_VDSO,
-	PDA_METHOD_SYSCALL,
+	PDA_METHOD_SCHED_GETCPU,
 };
 
 static inline const char *pda_cpu_method_name(int method)
 {
 	static const char * const names[] = {
-		"unknown", "segment", "getcpu_cache", "rseq", "vdso", "syscall",
+		"unknown", "segment", "getcpu_cache", "rseq", "sched_getcpu",
 	};
 
-	if (method < 0 || method > PDA_METHOD_SYSCALL)
+	if (method < 0 || method > PDA_METHOD_SCHED_GETCPU)
 		return names[0];
 	return names[method];
 }
@@ -487,15 +483,6 @@ static inline int pda_set_mode(int mode)
 
 /* ------------------------------------------------------ the fallbacks */
 
-static inline int pda_getcpu_syscall(void)
-{
-	unsigned int cpu;
-
-	if (syscall(SYS_getcpu, &cpu, NULL, NULL))
-		return -1;
-	return (int)cpu;
-}
-
 #if PDA_X86_32 || defined(__arm__)
 static inline long pda_getcpu_cache(int cmd, int32_t **cpu_cachep, int flags)
 {
@@ -549,150 +536,16 @@ static inline int pda_rseq_cpu(void)
 }
 
 /*
- * The few ELF structures the vDSO lookup reads, for this process's word
- * size (the vDSO has it), with the fields <elf.h> gives them.
+ * The last fallback: the C library's sched_getcpu(), which already takes
+ * the cheapest way it knows (glibc 2.35 and later: rseq's cpu_id, then
+ * the vDSO's getcpu where the architecture has one, then getcpu(2); musl:
+ * the vDSO on x86-64, getcpu(2) elsewhere).  Declared here under its own
+ * name, bound to the symbol by an asm label, because <sched.h> declares
+ * sched_getcpu() only with _GNU_SOURCE, which this header must neither
+ * require nor define.
  */
-struct pda_elf_ehdr {
-	unsigned char e_ident[16];
-	uint16_t e_type, e_machine;
-	uint32_t e_version;
-	uintptr_t e_entry, e_phoff, e_shoff;
-	uint32_t e_flags;
-	uint16_t e_ehsize, e_phentsize, e_phnum;
-	uint16_t e_shentsize, e_shnum, e_shstrndx;
-};
-
-struct pda_elf_dyn {
-	intptr_t d_tag;
-	uintptr_t d_ptr;
-};
-
-#if __SIZEOF_POINTER__ == 8
-struct pda_elf_phdr {
-	uint32_t p_type, p_flags;
-	uint64_t p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align;
-};
-
-struct pda_elf_sym {
-	uint32_t st_name;
-	unsigned char st_info, st_other;
-	uint16_t st_shndx;
-	uint64_t st_value, st_size;
-};
-#else
-struct pda_elf_phdr {
-	uint32_t p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz;
-	uint32_t p_flags, p_align;
-};
-
-struct pda_elf_sym {
-	uint32_t st_name, st_value, st_size;
-	unsigned char st_info, st_other;
-	uint16_t st_shndx;
-};
-#endif
-
-/* Symbols in the vDSO's dynamic symbol table (DT_HASH, or DT_GNU_HASH). */
-static inline uint32_t pda_vdso_nsyms(const uint32_t *hash,
-				      const uint32_t *gnu)
-{
-	const uint32_t *buckets, *chain;
-	uint32_t i, max = 0;
-
-	if (hash)
-		return hash[1];
-	if (!gnu)
-		return 0;
-	buckets = (const uint32_t *)((const char *)(gnu + 4) +
-				     gnu[2] * sizeof(uintptr_t));
-	chain = buckets + gnu[0];
-	for (i = 0; i < gnu[0]; i++)
-		if (buckets[i] > max)
-			max = buckets[i];
-	if (max < gnu[1])
-		return gnu[1];
-	while (!(chain[max - gnu[1]] & 1))
-		max++;
-	return max + 1;
-}
-
-/* Address of function @name in the vDSO mapped into this process. */
-static inline void *pda_vdso_sym(const char *name)
-{
-	uintptr_t base = getauxval(AT_SYSINFO_EHDR), off = 0, p;
-	const uint32_t *hash = NULL, *gnu = NULL;
-	const struct pda_elf_sym *sym = NULL;
-	const struct pda_elf_dyn *dyn = NULL;
-	const struct pda_elf_ehdr *eh;
-	const struct pda_elf_phdr *ph;
-	const char *str = NULL;
-	int i, have_load = 0;
-	uint32_t n;
-
-	if (!base)
-		return NULL;
-	eh = (const struct pda_elf_ehdr *)base;
-	ph = (const struct pda_elf_phdr *)(base + eh->e_phoff);
-	for (i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type == PT_LOAD && !have_load) {
-			off = base + ph[i].p_offset - ph[i].p_vaddr;
-			have_load = 1;
-		} else if (ph[i].p_type == PT_DYNAMIC) {
-			dyn = (const struct pda_elf_dyn *)(base + ph[i].p_offset);
-		}
-	}
-	if (!have_load || !dyn)
-		return NULL;
-	for (; dyn->d_tag != DT_NULL; dyn++) {
-		p = off + dyn->d_ptr;
-		if (dyn->d_tag == DT_SYMTAB)
-			sym = (const struct pda_elf_sym *)p;
-		else if (dyn->d_tag == DT_STRTAB)
-			str = (const char *)p;
-		else if (dyn->d_tag == DT_HASH)
-			hash = (const uint32_t *)p;
-		else if (dyn->d_tag == DT_GNU_HASH)
-			gnu = (const uint32_t *)p;
-	}
-	if (!sym || !str)
-		return NULL;
-	n = pda_vdso_nsyms(hash, gnu);
-	for (i = 0; i < (int)n; i++)
-		if (sym[i].st_shndx != SHN_UNDEF &&
-		    (sym[i].st_info & 0xf) == STT_FUNC &&
-		    !strcmp(str + sym[i].st_name, name))
-			return (void *)(off + sym[i].st_value);
-	return NULL;
-}
-
-typedef long (*pda_vdso_getcpu_t)(unsigned int *cpu, unsigned int *node,
-				  void *unused);
-
-/* __vdso_getcpu, looked up once per translation unit; x86 has it. */
-static inline pda_vdso_getcpu_t pda_vdso_getcpu_fn(void)
-{
-	static pda_vdso_getcpu_t fn;
-	static int looked;
-
-	if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
-#if PDA_X86_32 || defined(__x86_64__)
-		__atomic_store_n(&fn, (pda_vdso_getcpu_t)pda_vdso_sym("__vdso_getcpu"),
-				 __ATOMIC_RELAXED);
-#endif
-		__atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
-	}
-	return __atomic_load_n(&fn, __ATOMIC_RELAXED);
-}
-
-static inline int pda_vdso_cpu(void)
-{
-	pda_vdso_getcpu_t fn = pda_vdso_getcpu_fn();
-	unsigned int cpu;
-
-	if (!fn || fn(&cpu, NULL, NULL))
-		return -1;
-	return (int)cpu;
-}
+typedef int pda_getcpu_fn(void);
+pda_getcpu_fn pda_sched_getcpu __asm__("sched_getcpu");
 
 /*
  * Picks this thread's method, in the order of preference, and returns the
@@ -720,13 +573,8 @@ static inline int pda_cpu_probe(void)
 		pda_thread_method = PDA_METHOD_RSEQ;
 		return cpu;
 	}
-	cpu = pda_vdso_cpu();
-	if (cpu >= 0) {
-		pda_thread_method = PDA_METHOD_VDSO;
-		return cpu;
-	}
-	pda_thread_method = PDA_METHOD_SYSCALL;
-	return pda_getcpu_syscall();
+	pda_thread_method = PDA_METHOD_SCHED_GETCPU;
+	return pda_sched_getcpu();
 }
 
 /*
@@ -751,11 +599,8 @@ static inline int pda_cpu_slow(void)
 	case PDA_METHOD_RSEQ:
 		cpu = pda_rseq_cpu();
 		break;
-	case PDA_METHOD_VDSO:
-		cpu = pda_vdso_cpu();
-		break;
-	case PDA_METHOD_SYSCALL:
-		cpu = pda_getcpu_syscall();
+	case PDA_METHOD_SCHED_GETCPU:
+		cpu = pda_sched_getcpu();
 		break;
 	default:
 		/* First call, or %fs was changed under a SEGMENT thread. */
@@ -770,8 +615,8 @@ static inline int pda_cpu_slow(void)
  * The current CPU number: one segment read when this thread has the
  * selector in %fs and the shared table is filled (one compare, one
  * branch), which the first call arranges if %fs is null and the kernel
- * has the segment; otherwise getcpu_cache, rseq's cpu_id, the vDSO's
- * getcpu, or the getcpu system call, the first that works.
+ * has the segment; otherwise getcpu_cache, rseq's cpu_id, or
+ * sched_getcpu(), the first that works.
  * As with sched_getcpu(), the thread may be elsewhere by the time the
  * caller looks at the result, unless it is pinned.
  */

@@ -126,7 +126,9 @@ def summary(rows, started):
         counts = boot.describe(outcome, rep) if rep else outcome
         say(f"{name:<16} {counts}  ({where})")
         for r in rep.results if rep else []:
-            if r.status == "xfail" or r.detail.startswith("not run"):
+            # Skips of a host check say where the check runs instead.
+            if r.status == "xfail" or r.detail.startswith("not run") or \
+                    (r.status == "skip" and name.startswith("host:")):
                 say(f"{'':<16} {r.name}: {r.detail}")
     say(f"time: {(time.monotonic() - started) / 60:.1f} min")
     skipped = totals["skip"] + totals["xfail"]

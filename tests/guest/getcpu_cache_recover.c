@@ -57,14 +57,7 @@ FIXTURE_SETUP(rec)
 
 FIXTURE_TEARDOWN(rec)
 {
-	char first[256];
-	int n = klog_scan(self->klog, first, sizeof(first));
-
-	EXPECT_EQ(0, n) {
-		TH_LOG("kernel log: %d splat(s), first: %s", n, first);
-	}
-	if (self->klog >= 0)
-		close(self->klog);
+	GC_EXPECT_KLOG_CLEAN(self->klog);
 }
 
 /* ------------------------------------------------ SET of the same address */

@@ -37,6 +37,23 @@
  * The raw call.  The three trailing zeros make mainline >= 6.13, where 463
  * is setxattrat(), fail with EINVAL instead of acting on garbage.
  */
+/*
+ * For a FIXTURE_TEARDOWN (kselftest_harness.h included first): the kernel
+ * logged no splat since @fd was opened with klog_open(); closes @fd.
+ */
+#define GC_EXPECT_KLOG_CLEAN(fd)					\
+	do {								\
+		char __first[256];					\
+		int __n = klog_scan((fd), __first, sizeof(__first));	\
+									\
+		EXPECT_EQ(0, __n) {					\
+			TH_LOG("kernel log: %d splat(s), first: %s",	\
+			       __n, __first);				\
+		}							\
+		if ((fd) >= 0)						\
+			close(fd);					\
+	} while (0)
+
 static inline long gc_call(long cmd, void *cpu_cachep, long flags)
 {
 	return syscall(GC_NR, cmd, cpu_cachep, flags, 0, 0, 0);

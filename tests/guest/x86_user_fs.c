@@ -667,59 +667,63 @@ static void expect_followed(struct __test_metadata *_metadata,
 
 static const uint32_t *const round_buf[] = { alt_buf, alt2_buf, tls_buf };
 
-/* The thread itself rewrites its TLS entry: no reload by us. */
-TEST_F(under, tls_rewritten)
+/* set_thread_area() and modify_ldt() behind one signature. */
+typedef int (*desc_write_fn)(int entry, const void *base, int present);
+
+/* The thread itself rewrites the entry %fs holds: no reload by us. */
+static void rewritten_under_fs(struct __test_metadata *_metadata,
+			       unsigned int sel, desc_write_fn write,
+			       int entry, const uint32_t *first)
 {
 	int i;
 
-	ph_set_seg(fs, self->tls_sel);
-	ASSERT_EQ(tls_buf[0], ph_fs_load32(0));
+	ph_set_seg(fs, sel);
+	ASSERT_EQ(first[0], ph_fs_load32(0));
 	for (i = 0; i < ROUNDS; i++) {
 		const uint32_t *buf = round_buf[i % 3];
 
-		ASSERT_EQ(0, tls_write(PH_TLS_ENTRY, buf, 1));
-		expect_followed(_metadata, self->tls_sel, buf, i);
+		ASSERT_EQ(0, write(entry, buf, 1));
+		expect_followed(_metadata, sel, buf, i);
 	}
+}
+
+static void cleared_under_fs(struct __test_metadata *_metadata,
+			     unsigned int sel, desc_write_fn write,
+			     int entry, const uint32_t *first)
+{
+	int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		ASSERT_EQ(0, write(entry, first, 1));
+		ph_set_seg(fs, sel);
+		ASSERT_EQ(first[0], ph_fs_load32(0));
+		ASSERT_EQ(0, write(entry, NULL, 0));
+		expect_cleared(_metadata, sel, i);
+	}
+}
+
+TEST_F(under, tls_rewritten)
+{
+	rewritten_under_fs(_metadata, self->tls_sel, tls_write, PH_TLS_ENTRY,
+			   tls_buf);
 }
 
 TEST_F(under, tls_cleared)
 {
-	int i;
-
-	for (i = 0; i < ROUNDS; i++) {
-		ASSERT_EQ(0, tls_write(PH_TLS_ENTRY, tls_buf, 1));
-		ph_set_seg(fs, self->tls_sel);
-		ASSERT_EQ(tls_buf[0], ph_fs_load32(0));
-		ASSERT_EQ(0, tls_write(PH_TLS_ENTRY, NULL, 0));
-		expect_cleared(_metadata, self->tls_sel, i);
-	}
+	cleared_under_fs(_metadata, self->tls_sel, tls_write, PH_TLS_ENTRY,
+			 tls_buf);
 }
 
 TEST_F(under, ldt_rewritten)
 {
-	int i;
-
-	ph_set_seg(fs, self->ldt_sel);
-	ASSERT_EQ(ldt_buf[0], ph_fs_load32(0));
-	for (i = 0; i < ROUNDS; i++) {
-		const uint32_t *buf = round_buf[i % 3];
-
-		ASSERT_EQ(0, ldt_set(LDT_ENTRY, buf, 1));
-		expect_followed(_metadata, self->ldt_sel, buf, i);
-	}
+	rewritten_under_fs(_metadata, self->ldt_sel, ldt_set, LDT_ENTRY,
+			   ldt_buf);
 }
 
 TEST_F(under, ldt_cleared)
 {
-	int i;
-
-	for (i = 0; i < ROUNDS; i++) {
-		ASSERT_EQ(0, ldt_set(LDT_ENTRY, ldt_buf, 1));
-		ph_set_seg(fs, self->ldt_sel);
-		ASSERT_EQ(ldt_buf[0], ph_fs_load32(0));
-		ASSERT_EQ(0, ldt_set(LDT_ENTRY, NULL, 0));
-		expect_cleared(_metadata, self->ldt_sel, i);
-	}
+	cleared_under_fs(_metadata, self->ldt_sel, ldt_set, LDT_ENTRY,
+			 ldt_buf);
 }
 
 static struct {

@@ -378,8 +378,7 @@ TEST(fork_dontfork_cache)
 {
 	long size = sysconf(_SC_PAGESIZE);
 	volatile int32_t *cache;
-	int cpu, status;
-	pid_t pid;
+	int cpu;
 
 	REQUIRE_GC();
 	cpu = pin_last();
@@ -394,14 +393,7 @@ TEST(fork_dontfork_cache)
 	}
 	ASSERT_EQ(0, gc_set(cache));
 	*cache = 12345;
-	pid = fork();
-	if (pid == 0)
-		_exit(0);	/* never gets here: SIGSEGV first */
-	ASSERT_LE(0, pid);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) {
-		TH_LOG("child status %#x", status);
-	}
+	GC_EXPECT_FORK_CHILD_SEGV();
 	EXPECT_EQ(12345, gc_read(cache));
 	EXPECT_EQ((uintptr_t)cache, (uintptr_t)gc_get());
 }

@@ -303,8 +303,6 @@ TEST_F_TIMEOUT(mig, sigsegv_on_migration, 60)
 TEST_F_TIMEOUT(mig, sigsegv_fork_child, 60)
 {
 	volatile int32_t *cache;
-	int status;
-	pid_t pid;
 
 	ASSERT_EQ(0, gc_pin(self->cpus.id[0]));
 	segv_size = sysconf(_SC_PAGESIZE);
@@ -315,14 +313,7 @@ TEST_F_TIMEOUT(mig, sigsegv_fork_child, 60)
 	ASSERT_EQ(0, gc_set(cache));
 	ASSERT_EQ(self->cpus.id[0], *cache);
 	ASSERT_EQ(0, munmap(segv_page, segv_size));
-	pid = fork();
-	if (pid == 0)
-		_exit(0);	/* never gets here: SIGSEGV first */
-	ASSERT_LE(0, pid);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) {
-		TH_LOG("child status %#x", status);
-	}
+	GC_EXPECT_FORK_CHILD_SEGV();
 	/* Ours stays registered; give it memory before anything moves us. */
 	ASSERT_EQ((uintptr_t)segv_page,
 		  (uintptr_t)mmap(segv_page, segv_size, PROT_READ | PROT_WRITE,

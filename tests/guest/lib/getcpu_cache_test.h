@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +53,25 @@
 		}							\
 		if ((fd) >= 0)						\
 			close(fd);					\
+	} while (0)
+
+/*
+ * fork() while the registered cache cannot be written: the child's store
+ * on its way to user mode fails, so SIGSEGV kills it before it runs.
+ */
+#define GC_EXPECT_FORK_CHILD_SEGV()					\
+	do {								\
+		int __status;						\
+		pid_t __pid = fork();					\
+									\
+		if (__pid == 0)						\
+			_exit(0);	/* never gets here */		\
+		ASSERT_LE(0, __pid);					\
+		ASSERT_EQ(__pid, waitpid(__pid, &__status, 0));		\
+		EXPECT_TRUE(WIFSIGNALED(__status) &&			\
+			    WTERMSIG(__status) == SIGSEGV) {		\
+			TH_LOG("child status %#x", __status);		\
+		}							\
 	} while (0)
 
 static inline long gc_call(long cmd, void *cpu_cachep, long flags)

@@ -21,7 +21,7 @@ bench: deps
 	$(PDA) bench $(if $(ONLY),--only $(ONLY))
 
 patches: deps
-	$(PDA) patches $(if $(OUT),--out $(OUT))
+	$(PDA) patches $(if $(OUT),--out $(OUT)) $(if $(CHECK),--check)
 
 deps:
 	@scripts/deps

@@ -4,7 +4,7 @@
 import argparse
 import sys
 
-from . import bench, check, checkfull, export, quick, run
+from . import bench, bisect, check, checkfull, export, quick, run
 from .progress import StepFailed, say
 
 
@@ -48,6 +48,14 @@ def main(argv):
     q.add_argument("--append", default="", help="extra kernel arguments")
     p = sub.add_parser("patches", help="export the series for git am")
     p.add_argument("--out", help="output directory")
+    p.add_argument("--refresh", action="store_true",
+                   help="write the stored patches/*.patch again from their "
+                   "commits (into --out if given): right index lines and "
+                   "offsets after a hand edit")
+    p.add_argument("--check", action="store_true",
+                   help="also apply the export patch by patch to a pristine "
+                   "tree and build i386-smp with W=1 after each: no build "
+                   "failure, no new warning")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "check":
@@ -66,7 +74,10 @@ def main(argv):
             check.patched_tree()
             return 0
         if args.cmd == "patches":
-            return export.main(args.out)
+            if args.check and not args.refresh:
+                export.main(args.out)
+                return bisect.main()
+            return export.main(args.out, args.refresh)
     except StepFailed as e:
         say(f"ERROR: {e}")
         return 1

@@ -61,7 +61,7 @@ def signed(patch, ident, tmp):
 
 
 def git(repo, *args, env=None):
-    full = dict(os.environ, **GIT_ENV, **(env or {}))
+    full = {**os.environ, **GIT_ENV, **(env or {})}
     proc = subprocess.run(["git", "-C", str(repo)] + list(args), env=full,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True)
@@ -111,32 +111,75 @@ def base_line(pristine, version):
             "base-commit)")
 
 
-def export(pristine, version, overlay_root, patch_dir, out):
-    entries = series_mod.read(patch_dir, overlay_root)
-    if not entries:
-        raise StepFailed(f"{patch_dir}/series is empty: nothing to export")
-    subject, body = cover_text(patch_dir)
-    ident = exporter_identity()
+def series_repo(pristine, version, overlay_root, entries, ident=None):
+    """A scratch repository: the pristine files the series touches as the
+    base commit, then one commit per series entry (its patch applied with
+    git am, its new files added).  @ident, if given, replaces the stored
+    patches' placeholder author.  Returns (repo, base commit)."""
     repo = sparse_repo(pristine, series_mod.touched(entries), version)
     signed_dir = tempfile.mkdtemp(prefix="pda-signed-")
     try:
         base = git(repo, "rev-parse", "HEAD").strip()
         for e in entries:
-            git(repo, "am", "-q", "--keep-cr",
-                str(signed(e.patch, ident, signed_dir)))
+            patch = signed(e.patch, ident, signed_dir) if ident else e.patch
+            git(repo, "am", "-q", "--keep-cr", str(patch))
             for rel in e.overlay:
                 (repo / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(Path(overlay_root) / rel, repo / rel)
             if e.overlay:
                 git(repo, "add", *e.overlay)
                 git(repo, "commit", "-q", "--amend", "--no-edit")
-        out = Path(out)
-        shutil.rmtree(out, ignore_errors=True)
-        git(repo, "format-patch", "-q", "--cover-letter", "--thread",
-            "-o", str(out), f"{base}..HEAD")
+    except StepFailed:
+        shutil.rmtree(repo, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(signed_dir, ignore_errors=True)
+    return repo, base
+
+
+def refresh(pristine, version, overlay_root, patch_dir, out):
+    """Write each stored patch again into @out, as git format-patch makes
+    it from its commit: after a hand edit, the index lines, hunk offsets
+    and diffstat are those of the tree the earlier patches leave.  The new
+    files stay out of the stored patches; they live in the checkout."""
+    entries = series_mod.read(patch_dir, overlay_root)
+    new_files = [f":(exclude){rel}" for e in entries for rel in e.overlay]
+    repo, base = series_repo(pristine, version, overlay_root, entries)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        commits = git(repo, "rev-list", "--reverse",
+                      f"{base}..HEAD").split()
+        for e, commit in zip(entries, commits):
+            text = subprocess.run(
+                ["git", "-C", str(repo), "format-patch", "-N",
+                 "--zero-commit", "--stdout", "-1", commit, "--", "."] +
+                new_files,
+                stdout=subprocess.PIPE, check=True, text=True).stdout
+            (out / e.patch.name).write_text(text)
     finally:
         shutil.rmtree(repo, ignore_errors=True)
-        shutil.rmtree(signed_dir, ignore_errors=True)
+    return [out / e.patch.name for e in entries]
+
+
+def export(pristine, version, overlay_root, patch_dir, out):
+    entries = series_mod.read(patch_dir, overlay_root)
+    if not entries:
+        raise StepFailed(f"{patch_dir}/series is empty: nothing to export")
+    subject, body = cover_text(patch_dir)
+    ident = exporter_identity()
+    repo, base = series_repo(pristine, version, overlay_root, entries, ident)
+    name, _, email = ident.rpartition(" <")
+    try:
+        out = Path(out)
+        shutil.rmtree(out, ignore_errors=True)
+        # The cover letter's From: and the Message-Ids are the committer's.
+        git(repo, "format-patch", "-q", "--cover-letter", "--thread",
+            "-o", str(out), f"{base}..HEAD",
+            env={"GIT_COMMITTER_NAME": name,
+                 "GIT_COMMITTER_EMAIL": email.rstrip(">")})
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
     cover = sorted(out.glob("0000-*.patch"))[0]
     text = cover.read_text()
     text = text.replace("*** SUBJECT HERE ***", subject)
@@ -147,8 +190,14 @@ def export(pristine, version, overlay_root, patch_dir, out):
     return sorted(out.glob("*.patch"))
 
 
-def main(out=None):
+def main(out=None, refresh_stored=False):
     pristine, version = source.pristine()
+    if refresh_stored:
+        files = refresh(pristine, version, REPO, REPO / "patches",
+                        out or REPO / "patches")
+        say(f"patches: {len(files)} stored patches written again in "
+            f"{out or REPO / 'patches'}")
+        return 0
     out = Path(out or CACHE / "export")
     files = export(pristine, version, REPO, REPO / "patches", out)
     say(f"patches: {len(files) - 1} patches + cover letter in {out}")

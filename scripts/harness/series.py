@@ -4,7 +4,7 @@
 Each non-comment line is a patch file name followed by the new files the
 same commit adds, e.g.
 
-    0002-x86-pda-user-segment.patch  arch/x86/kernel/pda.c Kconfig.pda
+    0001-x86-pda-user-segment.patch  arch/x86/kernel/pda.c
 
 Patches hold the small hunks into upstream files; new files live in the
 checkout and are copied ("overlaid") into the tree.  Every file under the
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .progress import StepFailed
 
-OVERLAY_ROOTS = ("Kconfig.pda", "arch", "include", "kernel", "tools/lib")
+OVERLAY_ROOTS = ("arch", "include", "kernel", "tools/lib")
 
 
 @dataclass

@@ -107,3 +107,6 @@ static struct kunit_suite pda_user_seg_suite = {
 };
 
 kunit_test_suite(pda_user_seg_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the x86-32 user per-CPU segment");
+MODULE_LICENSE("GPL");

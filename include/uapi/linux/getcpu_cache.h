@@ -14,8 +14,8 @@
  * must be 0.  One cache per thread; new threads (CLONE_VM) start without
  * one, a fork() child keeps its parent's, execve() drops it.
  *
- * Syscall number 463 on x86-32 and ARM in the PDA series only: mainline
- * Linux 6.13 and later use 463 for setxattrat().
+ * System call 463 on x86-32 and ARM.  Linux 6.13 and later give 463 to
+ * setxattrat(), which fails with EINVAL for this call's arguments.
  */
 
 enum getcpu_cache_cmd {

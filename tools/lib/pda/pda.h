@@ -13,8 +13,8 @@
  *
  * One instruction is never split by preemption or migration, and the
  * kernel reloads %fs (so its hidden base) on every return to user space,
- * so neither needs a lock prefix nor a restartable sequence.  See pda(7),
- * whose source is Documentation/pda.7 in this tree.
+ * so neither needs a lock prefix nor a restartable sequence.  The ABI is
+ * in <asm/pda.h> (arch/x86/include/uapi/asm/pda.h).
  *
  *	if (pda_init_thread())		once per thread: load %fs
  *		...			no segment: pda_cpu() falls back
@@ -157,12 +157,12 @@ PDA_SHARED int pda_process_mode;
 #pragma weak pda_process_mode
 
 /*
- * getcpu_cache(2) (syscall 463 on x86-32 and ARM with the PDA series):
- * the kernel keeps a registered int32_t equal to the current CPU.  The
- * getcpu_cache proposal's convention: one thread-local __getcpu_cache_tls,
- * weak, shared by every library; -1 until the kernel wrote it.  The name
- * is reserved, but it is that proposal's, shared with code outside this
- * header, so it is kept.
+ * getcpu_cache(2), system call 463 on x86-32 and ARM
+ * (<linux/getcpu_cache.h>): the kernel keeps a registered int32_t equal to
+ * the current CPU.  The getcpu_cache proposal's convention: one
+ * thread-local __getcpu_cache_tls, weak, shared by every library; -1 until
+ * the kernel wrote it.  The name is reserved, but it is that proposal's,
+ * shared with code outside this header, so it is kept.
  */
 #define PDA_NR_getcpu_cache	463
 #define PDA_GETCPU_CACHE_GET	0

@@ -1,15 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0
 """make bench: unpatched mainline 6.12 against the PDA kernel, per target.
 
-For each target, two kernels from the same fragments: `mainline-<target>`
-built straight from the pristine tree, `<target>` from the patched tree
-(the `make check` build, reused when it is up to date).  Each boots twice
+For each target, two kernels from the same fragments plus
+configs/bench.config (test-only options off, as a user builds it):
+`mainline-<target>` built straight from the pristine tree, `<target>` from
+the patched tree (in build/bench-<target>).  Each boots twice
 under `qemu -icount shift=0` with the same initramfs: tests/bench's
 pda_bench and segbench's CPU-number and per-CPU increment rows.  Under
 -icount the guest figures are instruction counts, so the two boots must
 agree exactly; any difference fails the run and names the row.  segbench
 also runs natively on the host for cycles.  benchreport.py turns it all
 into results/ and the README's headline section.
+
+Beside them, size only, what single options cost: the PDA kernel as
+`make check` builds it (KUnit and the suite on; its build is reused), and
+on i386-up the PDA kernel with X86_PDA_UP_NOSEG off.
 
 Kernel builds run one at a time; boots run on a second thread while the
 next kernel builds (TCG uses one host core).
@@ -53,6 +58,10 @@ GUEST_SEGBENCH = {
     "segbench_cpu": ["--filter", "cpu.", "--quick", "--csv"],
     "segbench_inc": ["--filter", "inc.*.1t", "--quick", "--csv"],
 }
+# The bench kernels, mainline and PDA: test-only options off.
+BENCH_CONFIG = REPO / "configs/bench.config"
+# i386-up's PDA kernel once more, with UP NOSEG off: the option's own size.
+NOSEG_OFF_CONFIG = REPO / "configs/bench-noseg-off.config"
 # Everything a run measured, so that --report-only can write results/ again.
 STATE = BUILD / "bench-state.json"
 # QEMU 7.2 runs -icount vCPUs round-robin on one thread, and a vCPU that
@@ -165,11 +174,43 @@ def series_objects(target, pda_dir, mainline_dir):
     return objs
 
 
-def build(target, src, label, unverified, timings):
+def build(target, src, label, unverified, timings,
+          fragments=(BENCH_CONFIG,)):
+    """label: the build directory and log directory under the cache."""
     start = time.monotonic()
-    bdir = targetrun.kernel(target, src, label=label, unverified=unverified)
+    bdir = targetrun.kernel(target, src, label=label, unverified=unverified,
+                            extra_fragments=fragments)
     timings.append((label, "configure + build", time.monotonic() - start))
     return bdir
+
+
+def option_costs(target, tree, bench_pda_dir, timings):
+    """[{option, on, off}]: `size vmlinux` with one option on and off, the
+    same tree and configuration otherwise.  KUnit: make check's build
+    (reused) against the bench kernel; UP NOSEG: the bench kernel against
+    a build without it."""
+    frags = [kbuild.CONFIGS / f"{f}.config" for f in target.fragments]
+    want = kbuild.requested(frags)
+    bench = size_of(target, Path(bench_pda_dir) / "vmlinux")
+    costs = []
+    if want.get("CONFIG_KUNIT") == "y":
+        bdir = build(target, tree, target.name, (), timings, ())
+        obj = Path(bdir) / "arch/x86/kernel/pda_kunit.o"
+        costs.append({"option": "KUNIT, X86_PDA_USER_SEG_KUNIT_TEST "
+                      "(make check's kernel)",
+                      "on": size_of(target, Path(bdir) / "vmlinux"),
+                      "off": bench,
+                      "object": ["pda_kunit.o", size_of(target, obj)]
+                      if obj.exists() else None})
+    if want.get(benchreport.NOSEG) == "y":
+        bdir = build(target, tree, f"bench-{target.name}-noseg-off", (),
+                     timings, (BENCH_CONFIG, NOSEG_OFF_CONFIG))
+        costs.append({"option": "X86_PDA_UP_NOSEG", "on": bench,
+                      "off": size_of(target, Path(bdir) / "vmlinux"),
+                      "object": None})
+    for c in costs:
+        c["target"] = target.name
+    return costs
 
 
 # ------------------------------------------------------ user space
@@ -283,7 +324,7 @@ def host_segbench():
     host["build"] = arch
     if not can:
         host["not_measured"] = "needs 32-bit mode; this host cannot run " \
-            "32-bit x86 programs (" + how + ")"
+            f"32-bit x86 programs ({hostcaps.why_not()})"
     return host
 
 
@@ -316,10 +357,11 @@ def main(only=None):
                 cpios[target.user_arch] = initramfs(
                     target, tree, user_space(target.user_arch, tree))
             cpio = cpios[target.user_arch]
-            for kind, src, label in (
-                    ("mainline", pristine, f"mainline-{target.name}"),
-                    ("pda", tree, target.name)):
-                bdir = build(target, src, label,
+            for kind, src, label, bdir_label in (
+                    ("mainline", pristine, f"mainline-{target.name}",
+                     f"mainline-{target.name}"),
+                    ("pda", tree, target.name, f"bench-{target.name}")):
+                bdir = build(target, src, bdir_label,
                              unverified if kind == "mainline" else (),
                              timings)
                 v = {"label": label, "target": target.name, "kind": kind,
@@ -336,6 +378,12 @@ def main(only=None):
                                           cpio, timings)
                 variants.append(v)
                 _raise_failed_boot(variants)
+        costs = []
+        for target in targets:
+            pda = next(v for v in variants
+                       if v["target"] == target.name and v["kind"] == "pda")
+            costs += option_costs(target, tree, pda["bdir"], timings)
+            _raise_failed_boot(variants)
         for v in variants:
             v["runs"] = v.pop("boots").result()
     for target in targets:
@@ -345,6 +393,7 @@ def main(only=None):
     state = {"variants": [{k: str(v) if k == "bdir" else v
                            for k, v in var.items()} for var in variants],
              "host": host, "series": sorted(unverified),
+             "option_costs": costs,
              "minutes": (time.monotonic() - started) / 60,
              "partial": bool(only), "timings": timings}
     STATE.write_text(json.dumps(state, indent=1))
@@ -358,7 +407,8 @@ def report(state=None):
         written = benchreport.write(
             REPO, state["variants"], state["host"], set(state["series"]),
             state["minutes"], partial=state["partial"],
-            timings=[tuple(t) for t in state["timings"]])
+            timings=[tuple(t) for t in state["timings"]],
+            option_costs=state.get("option_costs", []))
     for path in written:
         say(f"  wrote {path.relative_to(REPO)}")
     say(f"bench: done in {state['minutes']:.1f} min")

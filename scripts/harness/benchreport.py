@@ -250,6 +250,28 @@ def objects_table(prs):
                   "bss"], rows, ["---", "---", "---:", "---:", "---:"])
 
 
+def costs_table(costs):
+    rows = []
+    for c in costs:
+        on, off = c["on"], c["off"]
+        obj = c.get("object")
+        rows.append([c["target"], f"`{c['option']}`",
+                     f"{on['text']} / {on['data']} / {on['bss']}",
+                     f"{off['text']} / {off['data']} / {off['bss']}",
+                     f"{on['text'] - off['text']:+d}",
+                     f"{on['data'] - off['data']:+d}",
+                     f"{on['bss'] - off['bss']:+d}",
+                     f"`{obj[0]}` text {obj[1]['text']}, data "
+                     f"{obj[1]['data']}" if obj else ""])
+    if not rows:
+        return "No option was measured on its own in this run."
+    return table(["target", "option", "on: text / data / bss",
+                  "off: text / data / bss", "Δ text", "Δ data", "Δ bss",
+                  "its own object"], rows,
+                 ["---", "---", "---:", "---:", "---:", "---:", "---:",
+                  "---"])
+
+
 def headline(prs):
     """The README's table: medians, mainline against PDA."""
     rows = []
@@ -373,7 +395,8 @@ def count_figures(variants):
                for v in variants)
 
 
-def report_md(variants, host, series_opts, minutes, partial, timings):
+def report_md(variants, host, series_opts, minutes, partial, timings,
+              option_costs=()):
     prs = pairs(variants)
     hm = host.get("machine", {})
     qemu = subprocess.run(["qemu-system-i386", "--version"],
@@ -393,8 +416,10 @@ def report_md(variants, host, series_opts, minutes, partial, timings):
            "exactly as Debian's `linux-source-6.12` ships it, built from the "
            "unpacked tree; `<target>` is the same tree plus this series "
            "(`patches/series`). Both are `tinyconfig` plus the same "
-           "`configs/` fragments; the series' own options (defined in "
-           "`Kconfig.pda` or by a patch) do not exist in mainline and are "
+           "`configs/` fragments plus `configs/bench.config`, which turns "
+           "the test-only options (KUnit and the PDA suite) off in both, as "
+           "a user builds the kernel; the series' own options (each defined by "
+           "the patch that implements it) do not exist in mainline and are "
            "not verified there. Which series options each PDA build has is "
            "read from its `.config` (tables below).",
            f"- **Guest figures** are instruction counts. {qemu}, TCG, "
@@ -497,6 +522,13 @@ def report_md(variants, host, series_opts, minutes, partial, timings):
             host_table(host, host_seg_rows(host)), "",
             "## Kernel size (`size vmlinux`, bytes)", "",
             size_table(prs, series_opts), "", objects_table(prs), "",
+            "### What single options cost", "",
+            "The same tree and configuration with one option on and off. "
+            "KUnit: the PDA kernel as `make check` builds it (KUnit and the "
+            "`pda_user_seg` suite on) against the bench PDA kernel above; "
+            "`X86_PDA_UP_NOSEG`: the bench PDA kernel against one built with "
+            "`configs/bench-noseg-off.config`.", "",
+            costs_table(option_costs), "",
             "## This run", "",
             table(["kernel", "phase", "seconds"],
                   [[a, b, f"{c:.0f}"] for a, b, c in timings],
@@ -530,7 +562,7 @@ def rewrite_readme(text, section):
 
 
 def write(repo, variants, host, series_opts, minutes, partial=False,
-          timings=()):
+          timings=(), option_costs=()):
     repo = Path(repo)
     results = repo / "results"
     results.mkdir(exist_ok=True)
@@ -543,11 +575,14 @@ def write(repo, variants, host, series_opts, minutes, partial=False,
     path = results / "bench-host.json"
     path.write_text(json.dumps(host, indent=1) + "\n")
     written.append(path)
+    path = results / "bench-option-costs.json"
+    path.write_text(json.dumps(list(option_costs), indent=1) + "\n")
+    written.append(path)
     prs = pairs(variants)
     written += plots(results, prs)
     path = results / "REPORT.md"
     path.write_text(report_md(variants, host, series_opts, minutes, partial,
-                              timings))
+                              timings, option_costs))
     written.append(path)
     if not partial:
         readme = repo / "README.md"

@@ -76,12 +76,17 @@ def i386():
     return can, f"{value} (from {ENV})"
 
 
+def why_not():
+    """Why this host runs no 32-bit x86 programs: the probe's finding, or
+    that PDA_HOST_I386 said so."""
+    why = os.environ.get(ENV, "no")
+    return why.partition(":")[2].strip() or f"{ENV}=no"
+
+
 def skip_reason(check):
     """The SKIP text of a host check on a host without i386 execution."""
-    why = os.environ.get(ENV, "no")
-    why = why.partition(":")[2].strip() or f"{ENV}=no"
-    return (f"host cannot run 32-bit x86 programs ({why}); checked in the "
-            f"i386 guests by {RELOCATED[check]}")
+    return (f"host cannot run 32-bit x86 programs ({why_not()}); checked in "
+            f"the i386 guests by {RELOCATED[check]}")
 
 
 if __name__ == "__main__":

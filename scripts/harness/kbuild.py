@@ -64,17 +64,14 @@ def missing_options(want, dotconfig):
 
 
 def series_options(root=REPO):
-    """The CONFIG_ names the series itself defines: every `config X` in
-    Kconfig.pda and every `config X` a patch adds.  A mainline build from
-    the same fragments cannot have them, so it does not verify them."""
-    sym = r"^{}[ \t]*(?:menu)?config[ \t]+(\w+)[ \t]*$"
+    """The CONFIG_ names the series itself defines: every `config X` a
+    patch adds.  A mainline build from the same fragments cannot have
+    them, so it does not verify them."""
+    sym = r"^\+[ \t]*(?:menu)?config[ \t]+(\w+)[ \t]*$"
     names = set()
-    kconfig = Path(root) / "Kconfig.pda"
-    if kconfig.exists():
-        names.update(re.findall(sym.format(""), kconfig.read_text(), re.M))
     for patch in sorted((Path(root) / "patches").glob("*.patch")):
-        names.update(re.findall(sym.format(r"\+"),
-                                patch.read_text(errors="replace"), re.M))
+        names.update(re.findall(sym, patch.read_text(errors="replace"),
+                                re.M))
     return {f"CONFIG_{n}" for n in names}
 
 

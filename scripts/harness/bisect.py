@@ -9,6 +9,7 @@ compared without their line and column numbers, which a patch above them
 shifts.
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -60,9 +61,13 @@ def main():
         log = reset_log(LOGS / "bisect" / f"{n:02d}-{name}.log")
         with Phase(f"bisect {n}/{len(patches)}", f"{name}: W=1 build", log):
             if patch:
-                proc = subprocess.run(["git", "apply", "-p1", str(patch)],
-                                      cwd=tree, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True)
+                # Outside any repository, so that git apply patches the
+                # tree, not a repository around the cache.
+                proc = subprocess.run(
+                    ["git", "apply", "-p1", str(patch)], cwd=tree,
+                    env=dict(os.environ, GIT_CEILING_DIRECTORIES=str(work)),
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    text=True)
                 if proc.returncode:
                     raise StepFailed(f"{name} does not apply with git "
                                      f"apply:\n{proc.stdout}")

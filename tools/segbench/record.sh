@@ -8,6 +8,8 @@
 #   host-<cpu>.svg                           i386 run 1, plotted
 #   host-<cpu>-x86_64.json, ...-x86_64.md    64-bit subset
 #   host-<cpu>-compare.txt                   run 1 against run 2
+# On a host that cannot run the i386 build, the x86_64 build takes the
+# main place: host-<cpu>-x86_64.json, -x86_64-run2.json, .md, .svg, ...
 #
 # usage: tools/segbench/record.sh [RESULTS_DIR]
 #
@@ -47,15 +49,31 @@ quiet() {
 	done
 }
 
+# A host without IA32 emulation cannot run the i386 build: record the
+# x86_64 build twice instead, under host-<cpu>-x86_64*.  PDA_HOST_I386=no
+# forces that, as it does for make check and make bench.
+case ${PDA_HOST_I386:-} in
+no*) why="PDA_HOST_I386=$PDA_HOST_I386" ;;
+*) why=$("$sb" --list 2>&1 >/dev/null) && why= || why=${why:-exit $?} ;;
+esac
+if [ -n "$why" ]; then
+	echo "record.sh: the i386 build does not run here ($why);" \
+	     "recording the x86_64 build only" >&2
+	sb=$build/x86_64/segbench
+	base=$base-x86_64
+fi
+
 "$sb" --check > "$base-check.tap"
 quiet
 "$sb" --json -o "$base.json"
 quiet
 "$sb" --json -o "$base-run2.json"
-quiet
-"$build/x86_64/segbench" --json -o "$base-x86_64.json"
+if [ -z "$why" ]; then
+	quiet
+	"$build/x86_64/segbench" --json -o "$base-x86_64.json"
+	python3 "$src/table.py" "$base-x86_64.json" > "$base-x86_64.md"
+fi
 python3 "$src/table.py" "$base.json" > "$base.md"
-python3 "$src/table.py" "$base-x86_64.json" > "$base-x86_64.md"
 python3 "$src/compare.py" "$base.json" "$base-run2.json" > "$base-compare.txt" || true
 python3 "$src/plot.py" "$base.json" "$base.svg" >/dev/null
 tail -1 "$base-compare.txt"

@@ -484,13 +484,19 @@ static inline int pda_set_mode(int mode)
 /* ------------------------------------------------------ the fallbacks */
 
 #if PDA_X86_32 || defined(__arm__)
+/*
+ * <unistd.h> declares syscall() only with _DEFAULT_SOURCE, which strict
+ * -std=c11 turns off: bind it by an asm label, as pda_sched_getcpu below.
+ */
+long pda_syscall(long nr, ...) __asm__("syscall");
+
 static inline long pda_getcpu_cache(int cmd, int32_t **cpu_cachep, int flags)
 {
 	/*
 	 * Mainline 6.13 and later use 463 for setxattrat(), which fails
 	 * with EINVAL when its last argument (usize) is 0: pass zeros.
 	 */
-	return syscall(PDA_NR_getcpu_cache, cmd, cpu_cachep, flags, 0, 0, 0);
+	return pda_syscall(PDA_NR_getcpu_cache, cmd, cpu_cachep, flags, 0, 0, 0);
 }
 
 /*

@@ -225,16 +225,6 @@ static void segv_handler(int sig, siginfo_t *si, void *uc)
 	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 }
 
-static void segv_catch(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = segv_handler;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGSEGV, &sa, NULL);
-}
-
 struct victim {
 	int from, to;
 	pid_t tid;
@@ -280,7 +270,7 @@ TEST_F_TIMEOUT(mig, sigsegv_on_migration, 60)
 	segv_page = mmap(NULL, segv_size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE((uintptr_t)MAP_FAILED, (uintptr_t)segv_page);
-	segv_catch();
+	gc_catch_segv(segv_handler);
 	/* A non-zero CPU to come back to: the new page reads 0. */
 	v.from = self->cpus.id[self->cpus.n - 1];
 	v.to = self->cpus.id[0];

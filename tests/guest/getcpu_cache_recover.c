@@ -147,16 +147,6 @@ static void segv_handler(int sig, siginfo_t *si, void *uc)
 	in_handler = gc_read(cache);
 }
 
-static void catch_segv(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = segv_handler;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGSEGV, &sa, NULL);
-}
-
 /* Pinned to @cpu, a cache registered in its own page, the page unmapped. */
 static int lose_cache(int cpu)
 {
@@ -179,7 +169,7 @@ TEST_F(rec, handler_maps_and_sets)
 
 	if (self->cpus.n < 2)
 		SKIP(return, "one CPU: nothing migrates");
-	catch_segv();
+	gc_catch_segv(segv_handler);
 	ASSERT_EQ(0, lose_cache(self->lo));
 	cache = page;
 	/* The store on the way back from this call faults. */
@@ -208,7 +198,7 @@ TEST_F(rec, blocked_stays_pending)
 
 	if (self->cpus.n < 2)
 		SKIP(return, "one CPU: nothing migrates");
-	catch_segv();
+	gc_catch_segv(segv_handler);
 	sigemptyset(&set);
 	sigaddset(&set, SIGSEGV);
 	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &set, NULL));
@@ -240,7 +230,7 @@ TEST_F(rec, handler_migrates_first)
 
 	if (self->cpus.n < 2)
 		SKIP(return, "one CPU: nothing migrates");
-	catch_segv();
+	gc_catch_segv(segv_handler);
 	hop_to = self->hi;
 	ASSERT_EQ(0, lose_cache(self->hi));
 	cache = page;

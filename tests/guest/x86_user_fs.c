@@ -74,8 +74,11 @@ static uint32_t ldt_buf[16] = { 0x4c445431 };	/* "LDT1" */
 static uint32_t alt_buf[16] = { 0x414c5431 };	/* "ALT1" */
 static uint32_t alt2_buf[16] = { 0x414c5432 };	/* "ALT2" */
 
-/* Writes LDT entry @entry: a flat data segment at @base, or empty. */
-static int ldt_set(int entry, const void *base, int present)
+/*
+ * Entry @entry of the TLS or the LDT: a flat data segment at @base, as
+ * ph_tls_set() writes it, or empty.
+ */
+static struct user_desc flat_desc(int entry, const void *base, int present)
 {
 	struct user_desc d = { .entry_number = entry };
 
@@ -89,6 +92,14 @@ static int ldt_set(int entry, const void *base, int present)
 		d.read_exec_only = 1;	/* the "empty" form clears it */
 		d.seg_not_present = 1;
 	}
+	return d;
+}
+
+/* Writes LDT entry @entry: a flat data segment at @base, or empty. */
+static int ldt_set(int entry, const void *base, int present)
+{
+	struct user_desc d = flat_desc(entry, base, present);
+
 	return syscall(SYS_modify_ldt, 1, &d, sizeof(d));
 }
 
@@ -599,27 +610,9 @@ FIXTURE_TEARDOWN(under)
 	ph_set_seg(fs, 0);
 }
 
-/* TLS entry @entry as ph_tls_set() writes it at @base, or empty. */
-static struct user_desc tls_desc(int entry, const void *base, int present)
-{
-	struct user_desc d = { .entry_number = entry };
-
-	if (present) {
-		d.base_addr = (uint32_t)(uintptr_t)base;
-		d.limit = 0xfffff;
-		d.seg_32bit = 1;
-		d.limit_in_pages = 1;
-		d.useable = 1;
-	} else {
-		d.read_exec_only = 1;	/* the "empty" form clears it */
-		d.seg_not_present = 1;
-	}
-	return d;
-}
-
 static int tls_write(int entry, const void *base, int present)
 {
-	struct user_desc d = tls_desc(entry, base, present);
+	struct user_desc d = flat_desc(entry, base, present);
 
 	return syscall(SYS_set_thread_area, &d);
 }
@@ -787,7 +780,7 @@ TEST_F(under, ldt_cleared_under_sleeping_sibling)
 static void run_tracer(struct __test_metadata *_metadata, unsigned int sel,
 		       int present)
 {
-	struct user_desc d = tls_desc(PH_TLS_ENTRY, alt_buf, present);
+	struct user_desc d = flat_desc(PH_TLS_ENTRY, alt_buf, present);
 	int status;
 	pid_t pid;
 

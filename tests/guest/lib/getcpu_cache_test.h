@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,20 @@ static inline void gc_unpin(const struct gc_cpus *c)
 	for (i = 0; i < c->n; i++)
 		CPU_SET(c->id[i], &set);
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * @handler takes SIGSEGV with its siginfo: the tests that lose a cache's
+ * page look at si_code and map the page back from the handler.
+ */
+static inline void gc_catch_segv(void (*handler)(int, siginfo_t *, void *))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = handler;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSEGV, &sa, NULL);
 }
 
 /* ------------------------------------------------------ time, sizes */

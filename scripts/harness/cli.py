@@ -76,7 +76,7 @@ def main(argv):
         if args.cmd == "patches":
             if args.check and not args.refresh:
                 export.main(args.out)
-                return bisect.main()
+                return bisect.main(args.out or export.DEFAULT_OUT)
             return export.main(args.out, args.refresh)
     except StepFailed as e:
         say(f"ERROR: {e}")

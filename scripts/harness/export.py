@@ -21,6 +21,8 @@ GIT_ENV = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
            "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
            "GIT_COMMITTER_NAME": "PDA harness",
            "GIT_COMMITTER_EMAIL": "pda@localhost"}
+# Where make patches writes the export unless told otherwise.
+DEFAULT_OUT = CACHE / "export"
 # The identity the stored patches carry in From: and Signed-off-by:; the
 # export puts the exporter's in its place.
 PLACEHOLDER = "PDA maintainers <maintainers@pda.example>"
@@ -198,7 +200,7 @@ def main(out=None, refresh_stored=False):
         say(f"patches: {len(files)} stored patches written again in "
             f"{out or REPO / 'patches'}")
         return 0
-    out = Path(out or CACHE / "export")
+    out = Path(out or DEFAULT_OUT)
     files = export(pristine, version, REPO, REPO / "patches", out)
     say(f"patches: {len(files) - 1} patches + cover letter in {out}")
     say(f"apply with: git am {out}/*.patch   (on a Linux {version} tree)")

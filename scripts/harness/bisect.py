@@ -51,7 +51,12 @@ def main(export_dir):
     tree, bdir = work / "tree", BUILD / f"bisect-{TARGET}"
     patches = [p for p in sorted(Path(export_dir).glob("*.patch"))
                if not p.name.startswith("0000-")]
-    shutil.rmtree(tree, ignore_errors=True)
+    # A fresh tree's files carry the pristine mtimes, older than anything
+    # a previous run built from its patched files, so make would keep
+    # those objects and generated headers: start the build directory
+    # empty too (ccache keeps the rebuild cheap).
+    for path in (tree, bdir):
+        shutil.rmtree(path, ignore_errors=True)
     _link_copy(pristine, tree)
     unverified = kbuild.series_options()
     steps = [("pristine", None)] + [(p.name, p) for p in patches]

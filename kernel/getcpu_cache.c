@@ -15,7 +15,7 @@
  * again and the exit-to-user loop stores again before user space runs.
  *
  * The store is a put_user() of an aligned 32-bit value: one instruction on
- * x86-32 and ARM, single-copy atomic, so any thread reading the cache sees
+ * x86 and ARM, single-copy atomic, so any thread reading the cache sees
  * one CPU number or another, never a mix.  If it faults (the thread
  * unmapped or write-protected its cache), the thread gets one SIGSEGV and
  * nothing else is written.  Every successful GETCPU_CACHE_SET stores, even
@@ -23,6 +23,7 @@
  * and how it repairs a cache it wrote itself.
  */
 #include <linux/align.h>
+#include <linux/compat.h>
 #include <linux/getcpu_cache.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -76,24 +77,12 @@ void __getcpu_cache_update(void)
 	send_sig(SIGSEGV, t, 1);
 }
 
-static long getcpu_cache_get(s32 __user * __user *cpu_cachep)
-{
-	s32 __user *cache = current->getcpu_cache;
-
-	if (!cache)
-		return -ENOENT;
-	if (put_user(cache, cpu_cachep))
-		return -EFAULT;
-	return 0;
-}
-
-static long getcpu_cache_set(s32 __user * __user *cpu_cachep)
+/* GETCPU_CACHE_SET, once the address to register has been read. */
+static long getcpu_cache_set(s32 __user *cache)
 {
 	struct task_struct *t = current;
-	s32 __user *cache, *registered;
+	s32 __user *registered;
 
-	if (get_user(cache, cpu_cachep))
-		return -EFAULT;
 	if (!cache || !IS_ALIGNED((unsigned long)cache, sizeof(s32)))
 		return -EINVAL;
 	if (t->getcpu_cache && t->getcpu_cache != cache)
@@ -145,15 +134,48 @@ static long getcpu_cache_set(s32 __user * __user *cpu_cachep)
 SYSCALL_DEFINE3(getcpu_cache, int, cmd, s32 __user * __user *, cpu_cachep,
 		int, flags)
 {
+	s32 __user *cache;
+
 	if (flags)
 		return -EINVAL;
 
 	switch (cmd) {
 	case GETCPU_CACHE_GET:
-		return getcpu_cache_get(cpu_cachep);
+		cache = current->getcpu_cache;
+		if (!cache)
+			return -ENOENT;
+		return put_user(cache, cpu_cachep) ? -EFAULT : 0;
 	case GETCPU_CACHE_SET:
-		return getcpu_cache_set(cpu_cachep);
+		if (get_user(cache, cpu_cachep))
+			return -EFAULT;
+		return getcpu_cache_set(cache);
 	default:
 		return -EINVAL;
 	}
 }
+
+#ifdef CONFIG_COMPAT
+/* The same for 32-bit tasks of a 64-bit kernel: *cpu_cachep is 32 bits. */
+COMPAT_SYSCALL_DEFINE3(getcpu_cache, int, cmd,
+		       compat_uptr_t __user *, cpu_cachep, int, flags)
+{
+	compat_uptr_t cache;
+
+	if (flags)
+		return -EINVAL;
+
+	switch (cmd) {
+	case GETCPU_CACHE_GET:
+		if (!current->getcpu_cache)
+			return -ENOENT;
+		return put_user(ptr_to_compat(current->getcpu_cache),
+				cpu_cachep) ? -EFAULT : 0;
+	case GETCPU_CACHE_SET:
+		if (get_user(cache, cpu_cachep))
+			return -EFAULT;
+		return getcpu_cache_set(compat_ptr(cache));
+	default:
+		return -EINVAL;
+	}
+}
+#endif

@@ -14,8 +14,10 @@
  * must be 0.  One cache per thread; new threads (CLONE_VM) start without
  * one, a fork() child keeps its parent's, execve() drops it.
  *
- * System call 463 on x86-32 and ARM.  Linux 6.13 and later give 463 to
- * setxattrat(), which fails with EINVAL for this call's arguments.
+ * System call 463 on x86-32, x86-64 (64-bit and 32-bit programs) and ARM;
+ * a 32-bit program's *cpu_cachep is 32 bits wide.  Linux 6.13 and later
+ * give 463 to setxattrat(), which fails with EINVAL for this call's
+ * arguments.
  */
 
 enum getcpu_cache_cmd {

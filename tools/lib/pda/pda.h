@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR MIT */
 /*
- * pda.h: the user per-CPU segment of 32-bit x86, header only.
+ * pda.h: the user per-CPU segment of x86, header only.
  *
- * A 32-bit x86 kernel with CONFIG_X86_PDA_USER_SEG puts a flat DPL-3
- * read/write data descriptor in GDT entry 29 of every CPU, with base
+ * An x86 kernel with CONFIG_X86_PDA_USER_SEG puts a flat DPL-3 read/write
+ * data descriptor in GDT entry 29 of every CPU, with base
  * cpu << PDA_USER_SHIFT.  A thread that keeps PDA_USER_SELECTOR (0xeb) in
- * %fs then reaches "its CPU's" 64-byte slot of any array laid out as one
- * slot per CPU, in one instruction:
+ * %fs (32-bit programs) or %gs (64-bit programs, see PDA_SEG) then reaches
+ * "its CPU's" 64-byte slot of any array laid out as one slot per CPU, in
+ * one instruction:
  *
  *	movl %fs:pda_cpu_table, %eax	the CPU number (pda_cpu_raw())
  *	addl $1, %fs:counters		bump this CPU's counter (pda_slot_add())
  *
  * One instruction is never split by preemption or migration, and the
- * kernel reloads %fs (so its hidden base) on every return to user space,
- * so neither needs a lock prefix nor a restartable sequence.  The ABI is
- * in <asm/pda.h> (arch/x86/include/uapi/asm/pda.h).
+ * kernel reloads the register (so its hidden base) before the thread runs
+ * on another CPU, so neither needs a lock prefix nor a restartable
+ * sequence.  The ABI is in <asm/pda.h> (arch/x86/include/uapi/asm/pda.h).
+ * Below, "%fs" means the register PDA_SEG names.
  *
  *	if (pda_init_thread())		once per thread: load %fs
  *		...			no segment: pda_cpu() falls back
@@ -77,11 +79,32 @@
 #define AT_HWCAP2		26
 #endif
 
-/* 32-bit x86, the one architecture with the segment (GCC and clang). */
+/*
+ * x86, the one architecture with the segment (GCC and clang): 32-bit
+ * programs, on 32-bit and 64-bit kernels, and 64-bit ones on 64-bit
+ * kernels.  Not x32, which has no getcpu_cache number either.
+ */
 #if defined(__i386)
 #define PDA_X86_32		1
 #else
 #define PDA_X86_32		0
+#endif
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define PDA_X86_64		1
+#else
+#define PDA_X86_64		0
+#endif
+
+/*
+ * The register that holds the selector, as an assembler name.  32-bit
+ * programs use %fs, because glibc keeps its TLS in %gs; one without
+ * glibc's TLS may define PDA_I386_USE_GS to use %gs.  64-bit programs use
+ * %gs, because glibc keeps its TLS in %fs there.
+ */
+#if PDA_X86_64 || (PDA_X86_32 && defined(PDA_I386_USE_GS))
+#define PDA_SEG			"gs"
+#elif PDA_X86_32
+#define PDA_SEG			"fs"
 #endif
 
 #ifdef __cplusplus
@@ -95,8 +118,10 @@ extern "C" {
  * Slots every per-CPU array has, and entries of pda_cpu_table: 64, the
  * largest NR_CPUS a 32-bit x86 kernel can be built with
  * (NR_CPUS_RANGE_END in arch/x86/Kconfig), so every CPU number the segment
- * can yield has its slot, and an array is one 4 KiB page.  Without the
- * segment (a 64-bit kernel, ARM) CPU numbers may be higher: the fallback
+ * can yield has its slot, and an array is one 4 KiB page.  A 64-bit kernel
+ * may have more CPUs: there pda_available() says no when more than 64 are
+ * possible, and the fallbacks are used.  Without the segment CPU numbers
+ * may be higher: the fallback
  * then folds CPU n onto slot n % PDA_MAX_CPUS, which stays exact because
  * that path only uses locked atomics.  Part of the ABI between the
  * libraries of a process: every copy of this header must agree on it.
@@ -130,8 +155,8 @@ struct pda_slot {
  * can be compared with in one instruction: the selector with bit 16 set
  * (a selector has 16 bits), so that "%fs is 0xeb and X" is one branch.
  */
-#define PDA_FS_KEY(sel)		((int)((sel) | 0x10000U))
-#define PDA_TABLE_READY		PDA_FS_KEY(PDA_USER_SELECTOR)
+#define PDA_SEG_KEY(sel)		((int)((sel) | 0x10000U))
+#define PDA_TABLE_READY		PDA_SEG_KEY(PDA_USER_SELECTOR)
 
 /*
  * The shared CPU table: word 0 of slot i holds i.  Weak, so that every
@@ -150,14 +175,14 @@ PDA_SHARED int pda_cpu_table_ready;
  * table: 0 until the first use decides it, for good, with a CAS.
  */
 #define PDA_MODE_UNDECIDED	0
-#define PDA_MODE_SEGMENT	PDA_FS_KEY(PDA_USER_SELECTOR)
+#define PDA_MODE_SEGMENT	PDA_SEG_KEY(PDA_USER_SELECTOR)
 #define PDA_MODE_LOCKED		0x20000
 
 PDA_SHARED int pda_process_mode;
 #pragma weak pda_process_mode
 
 /*
- * getcpu_cache(2), system call 463 on x86-32 and ARM
+ * getcpu_cache(2), system call 463 on x86 and ARM
  * (<linux/getcpu_cache.h>): the kernel keeps a registered int32_t equal to
  * the current CPU.  The getcpu_cache proposal's convention: one
  * thread-local __getcpu_cache_tls, weak, shared by every library; -1 until
@@ -211,7 +236,7 @@ static inline void pda_table_fill(void)
 			 __ATOMIC_RELEASE);
 }
 
-#if PDA_X86_32
+#if PDA_X86_32 || PDA_X86_64
 
 #define PDA_HAVE_SEGMENT	1
 
@@ -223,11 +248,11 @@ static inline void pda_table_fill(void)
 #define PDA_LAR_MASK		0x00c0fe00
 #define PDA_LAR_EXPECT		0x00c0f200
 
-static inline unsigned int pda_read_fs(void)
+static inline unsigned int pda_read_seg(void)
 {
 	unsigned int sel;
 
-	__asm__ __volatile__ ("movl %%fs, %0" : "=r" (sel));
+	__asm__ __volatile__ ("movl %%" PDA_SEG ", %0" : "=r" (sel));
 	return sel & 0xffff;
 }
 
@@ -269,17 +294,22 @@ static inline int pda_verw(unsigned int sel)
 }
 
 /*
- * Does this kernel provide the segment?  AT_HWCAP2 says so, and the
- * descriptor must look as the ABI promises, to CPL 3.
+ * Does this kernel provide the segment?  AT_HWCAP2 says so, the
+ * descriptor must look as the ABI promises, to CPL 3, and every possible
+ * CPU must have its slot (a 64-bit kernel may have more than
+ * PDA_MAX_CPUS).
  */
 static inline int pda_available(void)
 {
 	unsigned int ar, limit;
 	int saved_errno = errno;
 	unsigned long hwcap2 = getauxval(AT_HWCAP2);
+	long possible = sysconf(_SC_NPROCESSORS_CONF);
 
 	errno = saved_errno;	/* getauxval() sets ENOENT if absent */
 	if (!(hwcap2 & HWCAP2_PDA_USER_SEG))
+		return 0;
+	if (possible > PDA_MAX_CPUS)
 		return 0;
 	if (!pda_verr(PDA_USER_SELECTOR) || !pda_verw(PDA_USER_SELECTOR))
 		return 0;
@@ -294,17 +324,17 @@ static inline int pda_available(void)
 /* Does this thread have the segment in %fs? */
 static inline int pda_thread_ready(void)
 {
-	return pda_read_fs() == PDA_USER_SELECTOR;
+	return pda_read_seg() == PDA_USER_SELECTOR;
 }
 
 /* %fs as a key: equals PDA_TABLE_READY/PDA_MODE_SEGMENT if it is 0xeb. */
-static inline int pda_fs_key(void)
+static inline int pda_seg_key(void)
 {
-	return PDA_FS_KEY(pda_read_fs());
+	return PDA_SEG_KEY(pda_read_seg());
 }
 
 /* Can this thread hold the segment: %fs is 0xeb, or null (RPL 0-3)? */
-static inline int pda_fs_free(unsigned int fs)
+static inline int pda_seg_free(unsigned int fs)
 {
 	return fs == PDA_USER_SELECTOR || !(fs & ~3U);
 }
@@ -322,7 +352,7 @@ static inline int pda_mode(void)
 
 	if (mode != PDA_MODE_UNDECIDED)
 		return mode;
-	mode = pda_fs_free(pda_read_fs()) && pda_available() ?
+	mode = pda_seg_free(pda_read_seg()) && pda_available() ?
 	       PDA_MODE_SEGMENT : PDA_MODE_LOCKED;
 	if (!__atomic_compare_exchange_n(&pda_process_mode, &undecided, mode,
 					 0, __ATOMIC_RELAXED,
@@ -365,7 +395,7 @@ static inline int pda_set_mode(int mode)
  */
 static inline int pda_init_thread(void)
 {
-	unsigned int fs = pda_read_fs();
+	unsigned int fs = pda_read_seg();
 
 	pda_mode();
 	if (fs == PDA_USER_SELECTOR) {
@@ -376,12 +406,12 @@ static inline int pda_init_thread(void)
 		errno = ENOTSUP;
 		return -1;
 	}
-	if (!pda_fs_free(fs)) {
+	if (!pda_seg_free(fs)) {
 		errno = EBUSY;
 		return -1;
 	}
 	pda_table_fill();
-	__asm__ __volatile__ ("movl %0, %%fs" : : "r" (PDA_USER_SELECTOR)
+	__asm__ __volatile__ ("movl %0, %%" PDA_SEG : : "r" (PDA_USER_SELECTOR)
 			      : "memory");
 	pda_thread_method = PDA_METHOD_SEGMENT;
 	return 0;
@@ -398,7 +428,7 @@ static inline int pda_cpu_raw(void)
 {
 	int cpu;
 
-	__asm__ __volatile__ ("movl %%fs:%1, %0"
+	__asm__ __volatile__ ("movl %%" PDA_SEG ":%1, %0"
 			      : "=r" (cpu) : "m" (pda_cpu_table));
 	return cpu;
 }
@@ -413,7 +443,7 @@ static inline int pda_cpu_raw(void)
  */
 static inline void pda_add32_raw(uint32_t *p0, uint32_t v)
 {
-	__asm__ __volatile__ ("addl %1, %%fs:%0"
+	__asm__ __volatile__ ("addl %1, %%" PDA_SEG ":%0"
 			      : "+m" (*p0) : "ir" (v) : "memory", "cc");
 }
 
@@ -421,14 +451,14 @@ static inline uint32_t pda_read32_raw(const uint32_t *p0)
 {
 	uint32_t v;
 
-	__asm__ __volatile__ ("movl %%fs:%1, %0" : "=r" (v) : "m" (*p0)
+	__asm__ __volatile__ ("movl %%" PDA_SEG ":%1, %0" : "=r" (v) : "m" (*p0)
 			      : "memory");
 	return v;
 }
 
 static inline void pda_write32_raw(uint32_t *p0, uint32_t v)
 {
-	__asm__ __volatile__ ("movl %1, %%fs:%0"
+	__asm__ __volatile__ ("movl %1, %%" PDA_SEG ":%0"
 			      : "=m" (*p0) : "ir" (v) : "memory");
 }
 
@@ -440,13 +470,13 @@ static inline void pda_write32_raw(uint32_t *p0, uint32_t v)
 static inline uint32_t pda_cmpxchg32_raw(uint32_t *p0, uint32_t old,
 					 uint32_t val)
 {
-	__asm__ __volatile__ ("cmpxchgl %2, %%fs:%1"
+	__asm__ __volatile__ ("cmpxchgl %2, %%" PDA_SEG ":%1"
 			      : "+a" (old), "+m" (*p0) : "r" (val)
 			      : "memory", "cc");
 	return old;
 }
 
-#else /* !PDA_X86_32: no segment; the fallbacks do all the work. */
+#else /* not x86: no segment; the fallbacks do all the work. */
 
 #define PDA_HAVE_SEGMENT	0
 
@@ -479,11 +509,11 @@ static inline int pda_set_mode(int mode)
 	return -1;
 }
 
-#endif /* PDA_X86_32 */
+#endif /* PDA_X86_32 || PDA_X86_64 */
 
 /* ------------------------------------------------------ the fallbacks */
 
-#if PDA_X86_32 || defined(__arm__)
+#if PDA_X86_32 || PDA_X86_64 || defined(__arm__)
 /*
  * <unistd.h> declares syscall() only with _DEFAULT_SOURCE, which strict
  * -std=c11 turns off: bind it by an asm label, as pda_sched_getcpu below.
@@ -629,7 +659,7 @@ static inline int pda_cpu_slow(void)
 static inline int pda_cpu(void)
 {
 #if PDA_HAVE_SEGMENT
-	if (__builtin_expect(pda_fs_key() ==
+	if (__builtin_expect(pda_seg_key() ==
 			     __atomic_load_n(&pda_cpu_table_ready,
 					     __ATOMIC_ACQUIRE), 1))
 		return pda_cpu_raw();
@@ -694,7 +724,7 @@ static inline int pda_add32(uint32_t *p0, uint32_t v)
 {
 #if PDA_HAVE_SEGMENT
 	/* %fs is 0xeb and the process is in PDA_MODE_SEGMENT: one branch. */
-	if (__builtin_expect(pda_fs_key() ==
+	if (__builtin_expect(pda_seg_key() ==
 			     __atomic_load_n(&pda_process_mode,
 					     __ATOMIC_RELAXED), 1)) {
 		pda_add32_raw(p0, v);

@@ -27,8 +27,8 @@ def qemu_cmd(target, image, initrd, append, accel, icount=False,
     if target.arch == "arm":
         cmd = ["qemu-system-arm", "-M", "virt", "-cpu", "cortex-a15"]
     else:
-        cmd = ["qemu-system-i386", "-M", "pc", "-cpu",
-               "host" if accel == "kvm" else "max,vendor=GenuineIntel"]
+        cmd = [f"qemu-system-{target.arch}", "-M", "pc", "-cpu",
+               "host" if accel == "kvm" else target.qemu_cpu]
     if icount:
         cmd += ["-icount", "shift=0,sleep=off"]
     cmd += ["-accel", os.environ.get("PDA_ACCEL", accel), "-smp", str(target.cpus), "-m", "512M",
@@ -44,8 +44,10 @@ def kernel_args(target, timeout, extra=""):
 
 def accel_for(target, image, initrd):
     """KVM only if a probe boot actually reaches user space under it."""
-    if target.arch != "i386":
+    if target.arch == "arm":
         return "tcg", "host is x86; no KVM for ARM guests"
+    if target.arch == "x86_64":
+        return "tcg", f"CPU model {target.qemu_cpu}"
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return "tcg", "no usable /dev/kvm"
     if target.arch not in _kvm_works:

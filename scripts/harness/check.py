@@ -60,6 +60,7 @@ def qemu_target(name, tree, extra, args=""):
     target = TARGETS[name]
     bdir = targetrun.kernel(target, tree)
     cpio = BUILD / name / "initramfs.cpio"
+    cpio.parent.mkdir(parents=True, exist_ok=True)
     skipped = targetrun.initramfs(target, tree, cpio, None, extra)
     outcome, rep, console, accel = targetrun.boot_qemu(
         target, bdir, cpio, QEMU_TIMEOUT, extra_args=args, not_run=skipped)

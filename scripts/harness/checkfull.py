@@ -12,7 +12,7 @@ from .targets import CHECK_ORDER, DEBUG_ORDER, TARGETS
 
 SOAK_SCALE = 10
 SOAK_BUDGET_S = 20 * 60
-SOAK_TARGETS = ("i386-smp", "i386-up", "arm")
+SOAK_TARGETS = ("i386-smp", "i386-up", "arm", "x86_64")
 # The stress tests: they read pda.scale; the upstream rseq ones take their
 # repetitions on argv instead (-r).
 SOAK_TESTS = ("x86_pda_migration_storm", "x86_pda_counter",
@@ -88,9 +88,11 @@ def soak(tree, args):
         target = TARGETS[name]
         try:
             bdir = targetrun.kernel(target, tree)
-            _, progs = targetrun.user_space(target.user_arch, tree)
+            _, progs = targetrun.target_programs(target, tree)
+            # x86_64 soaks the 32-bit programs and their NAME_64 builds.
             chosen = [(n, exe, soak_argv(n, argv)) for n, exe, argv in progs
-                      if n in SOAK_TESTS or n.startswith(SOAK_RSEQ)]
+                      if n.removesuffix("_64") in SOAK_TESTS or
+                      n.startswith(SOAK_RSEQ)]
             missing = soak_missing(target, [n for n, _, _ in chosen])
             if missing:
                 raise StepFailed(f"soak tests not built: {missing}")

@@ -12,6 +12,7 @@ from .progress import StepFailed, run
 CC = {
     "i386": "gcc -m32 -static -isystem /usr/include/x86_64-linux-gnu",
     "arm": "arm-linux-gnueabihf-gcc-12 -static",
+    "x86_64": "gcc -static",
 }
 
 # The upstream rseq selftests we run, with bounded parameters:
@@ -59,14 +60,15 @@ def build_pda_bench(arch, out, log):
     return exe
 
 
-def build_x86_selftests(tree, out, log):
-    """The upstream 32-bit x86 selftests, static (no loader in guest)."""
+def build_x86_selftests(tree, out, log, bits=32):
+    """The upstream 32-bit or 64-bit x86 selftests, static (no loader in
+    the guest)."""
     sdir = Path(tree) / "tools/testing/selftests/x86"
     Path(out).mkdir(parents=True, exist_ok=True)
-    run(["make", "-C", sdir, "all_32", f"OUTPUT={out}",
+    run(["make", "-C", sdir, f"all_{bits}", f"OUTPUT={out}",
          "CC=" + CC["i386"].replace("-m32 ", "")], log,
-        what="x86 selftests")
-    return sorted(p for p in Path(out).glob("*_32") if p.is_file())
+        what=f"x86 selftests ({bits}-bit)")
+    return sorted(p for p in Path(out).glob(f"*_{bits}") if p.is_file())
 
 
 def install_headers(arch, tree, log):
@@ -142,8 +144,7 @@ class Initramfs:
 
 def extra_tests(extra_dir, arch):
     """EXTRA_TESTS=DIR: every executable in DIR/<arch>/ is one more test."""
-    sub = "i386" if arch == "i386" else "arm"
-    d = Path(extra_dir) / sub
+    d = Path(extra_dir) / arch
     if not d.is_dir():
         return []
     return sorted(p for p in d.iterdir()

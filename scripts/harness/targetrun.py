@@ -8,6 +8,7 @@ from pathlib import Path
 from . import boot, guest, guestout, kbuild, ktap
 from .paths import BUILD, LOGS
 from .progress import Phase, reset_log, say
+from .targets import TARGETS
 
 _user_built = {}
 
@@ -16,6 +17,8 @@ def kernel(target, src, bdir=None, extra_fragments=(), label=None,
            unverified=()):
     """Configure and build; returns the build directory.  `unverified`:
     requested options not to check (kbuild.configure)."""
+    if target.kernel:       # another target's kernel, on another CPU model
+        target = TARGETS[target.kernel]
     label = label or target.name
     bdir = Path(bdir or BUILD / label)
     logs = LOGS / label
@@ -63,18 +66,21 @@ def user_space(arch, tree):
                 progs.append((exe.name, exe, argv))
         segbench = guest.build_segbench(arch, out / "segbench", log)
         progs.append(("segbench_check", segbench, ["--check"]))
-        # What the host tests check of segbench and pda_bench natively,
-        # checked here too (guestout.py): on a host that cannot run
-        # 32-bit programs, this is where it still runs.
-        progs += [(name, segbench, argv)
-                  for name, argv in guestout.SEGBENCH.items()]
-        progs.append((guestout.PDA_BENCH,
-                      guest.build_pda_bench(arch, out / "bench", log), []))
+        if arch != "x86_64":
+            # What the host tests check of segbench and pda_bench
+            # natively, checked here too (guestout.py): on a host that
+            # cannot run 32-bit programs, this is where it still runs.
+            progs += [(name, segbench, argv)
+                      for name, argv in guestout.SEGBENCH.items()]
+            progs.append((guestout.PDA_BENCH,
+                          guest.build_pda_bench(arch, out / "bench", log),
+                          []))
         # Peer suites from the upstream tree, named so nobody mistakes
         # them for ours.
-        if arch == "i386":
+        if arch in ("i386", "x86_64"):
+            bits = 32 if arch == "i386" else 64
             for exe in guest.build_x86_selftests(tree, out / "selftests-x86",
-                                                 log):
+                                                 log, bits):
                 progs.append((f"upstream_x86_{exe.name}", exe, []))
         progs += [(f"upstream_{name}", exe, argv) for name, exe, argv in
                   guest.build_rseq_selftests(arch, tree, out / "rseq", log)]
@@ -82,9 +88,27 @@ def user_space(arch, tree):
     return _user_built[arch]
 
 
+def target_programs(target, tree):
+    """(init, programs) a target boots with: its user_arch build, and on
+    a 64-bit x86 kernel also the 64-bit programs, named NAME_64 unless
+    the name says _64 already (the upstream x86 selftests)."""
+    init, progs = user_space(target.user_arch, tree)
+    if target.arch == "x86_64":
+        _, progs64 = user_space("x86_64", tree)
+        progs = progs + [(n if n.endswith("_64") else f"{n}_64", exe, argv)
+                         for n, exe, argv in progs64]
+    return init, progs
+
+
+def extra_archs(target):
+    """EXTRA_TESTS=DIR: the subdirectories of DIR a target runs."""
+    return (target.user_arch,) + (("x86_64",) if target.arch == "x86_64"
+                                  else ())
+
+
 def initramfs(target, tree, cpio, programs, extra_dir=None, label=None):
     """Returns the tests left out by tests/not-run, as skip results."""
-    init, progs = user_space(target.user_arch, tree)
+    init, progs = target_programs(target, tree)
     fs = guest.Initramfs(init)
     left_out = ktap.not_run(label or target.name)
     skipped = []
@@ -95,8 +119,10 @@ def initramfs(target, tree, cpio, programs, extra_dir=None, label=None):
             continue
         fs.add_test(name, exe, argv)
     if extra_dir:
-        for exe in guest.extra_tests(extra_dir, target.user_arch):
-            fs.add_test(f"extra_{exe.name}", exe)
+        for arch in extra_archs(target):
+            for exe in guest.extra_tests(extra_dir, arch):
+                fs.add_test(f"extra_{arch}_{exe.name}"
+                            if arch == "x86_64" else f"extra_{exe.name}", exe)
     log = LOGS / target.name / "initramfs.log"
     reset_log(log)
     fs.write(tree, cpio, log)

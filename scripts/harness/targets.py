@@ -16,11 +16,30 @@ class Target:
     boot_image: str = "vmlinux"
     console: str = "ttyS0"
     user_arch: str = "i386"     # which user-space build the guest runs
+    qemu_cpu: str = "max,vendor=GenuineIntel"   # QEMU -cpu under TCG
+    kernel: str = ""            # boots the kernel built for this target
 
 
 TARGETS = {
-    "i386-smp": Target("i386-smp", "i386", ("base", "i386", "i386-smp"), 4),
-    "i386-up": Target("i386-up", "i386", ("base", "i386", "i386-up"), 1),
+    "i386-smp": Target("i386-smp", "i386", ("base", "x86", "i386", "i386-smp"),
+                       4),
+    "i386-up": Target("i386-up", "i386", ("base", "x86", "i386", "i386-up"), 1),
+    # user_arch i386: the same static 32-bit programs as the i386 targets;
+    # the 64-bit builds come on top (targetrun.target_programs).  TCG's
+    # "max" has FSGSBASE, so the kernel enables it; "qemu64" has not, so
+    # the same kernel takes the other context-switch path
+    # (x86_fsgsbase_load()).  Two QEMU 7.2 TCG bugs, which crash
+    # mainline 6.12 the same way, shape "max": with vendor=GenuineIntel a
+    # 32-bit program's SYSENTER enters the kernel at RIP 0 and
+    # double-faults (upstream_x86_syscall_arg_fault_32), so it keeps
+    # TCG's AMD vendor; with SMAP a user-mode far return reads its stack
+    # as a supervisor access, faults, and the kernel oopses
+    # (upstream_x86_sysret_ss_attrs_64), so SMAP is off.
+    "x86_64": Target("x86_64", "x86_64", ("base", "x86", "x86_64"), 4,
+                     qemu_cpu="max,-smap"),
+    "x86_64-nofsgsbase": Target("x86_64-nofsgsbase", "x86_64",
+                                ("base", "x86", "x86_64"), 4,
+                                qemu_cpu="qemu64", kernel="x86_64"),
     "arm": Target("arm", "arm", ("base", "arm"), 4,
                   cross="arm-linux-gnueabihf-",
                   cc="arm-linux-gnueabihf-gcc-12",
@@ -29,10 +48,10 @@ TARGETS = {
 }
 # make check-full's debug variants: the same kernels plus configs/debug.config
 # (lockdep, UBSAN, KFENCE, DEBUG_VM...).
-for _base in ("i386-smp", "arm"):
+for _base in ("i386-smp", "arm", "x86_64"):
     _t = TARGETS[_base]
     TARGETS[f"{_base}-debug"] = replace(_t, name=f"{_base}-debug",
                                         fragments=_t.fragments + ("debug",))
-DEBUG_ORDER = ("i386-smp-debug", "arm-debug")
+DEBUG_ORDER = ("i386-smp-debug", "arm-debug", "x86_64-debug")
 
-CHECK_ORDER = ("i386-smp", "i386-up", "arm")
+CHECK_ORDER = ("i386-smp", "i386-up", "arm", "x86_64", "x86_64-nofsgsbase")

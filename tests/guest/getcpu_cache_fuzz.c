@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -117,9 +118,41 @@ static int is_cache(uintptr_t p)
 	return p >= c0 && p < c0 + NCACHES * 4 && !(p % 4);
 }
 
+/*
+ * Addresses user space cannot reach: kernel_lo | (random & kernel_mask).
+ * The kernel half of a 32-bit kernel, or of a 64-bit one for a 64-bit
+ * program.  A 32-bit program on a 64-bit kernel owns nearly all of its
+ * 4 GiB: only the top page, above its TASK_SIZE, is out of reach.
+ */
+static uintptr_t kernel_lo, kernel_mask;
+
+static void kernel_range(void)
+{
+#if UINTPTR_MAX > 0xffffffffu
+	kernel_lo = (uintptr_t)0xffff800000000000ull;
+	kernel_mask = (uintptr_t)0x00007fffffffffffull;
+#else
+	struct utsname u;
+
+	if (!uname(&u) && (!strcmp(u.machine, "x86_64") ||
+			   !strcmp(u.machine, "aarch64"))) {
+		kernel_lo = 0xfffff000u;
+		kernel_mask = 0xfffu;
+	} else {
+		kernel_lo = 0xc0000000u;
+		kernel_mask = 0x3fffffffu;
+	}
+#endif
+}
+
 static uintptr_t kernel_addr(uint32_t *rnd)
 {
-	return 0xc0000000u | (xorshift32(rnd) & 0x3fffffffu);
+	uintptr_t r = xorshift32(rnd);
+
+#if UINTPTR_MAX > 0xffffffffu
+	r = r << 32 | xorshift32(rnd);
+#endif
+	return kernel_lo | (r & kernel_mask);
 }
 
 static void *fuzz_thread(void *arg)
@@ -140,7 +173,8 @@ static void *fuzz_thread(void *arg)
 		char *argp = NULL;
 		uintptr_t content = 0;
 		int readable = 0, writable = 0, known = 1, want, got, alw;
-		char before[8];
+		/* 2 guard bytes, the pointer-sized argument, 2 guard bytes */
+		char before[sizeof(uintptr_t) + 4];
 
 		/* cmd: mostly valid; flags: mostly 0 */
 		switch ((r >> 8) % 16) {
@@ -187,7 +221,8 @@ static void *fuzz_thread(void *arg)
 			readable = writable = 1;
 			break;
 		case ARG_RO:
-			argp = pages.ro + 4 * ((r >> 24) % RO_SLOTS);
+			argp = pages.ro +
+			       sizeof(uintptr_t) * ((r >> 24) % RO_SLOTS);
 			memcpy(&content, argp, sizeof(content));
 			readable = 1;
 			break;
@@ -273,10 +308,11 @@ static void *fuzz_thread(void *arg)
 
 		/* Nothing written but the registered cache and GET's output. */
 		if (writable && (memcmp(before, argp - 2, 2) ||
-				 memcmp(before + 6, argp + 4, 2)))
+				 memcmp(before + 2 + sizeof(uintptr_t),
+					argp + sizeof(uintptr_t), 2)))
 			f->stray_writes++;
 		if (writable && !(cmd == GETCPU_CACHE_GET && !got) &&
-		    memcmp(before + 2, argp, 4))
+		    memcmp(before + 2, argp, sizeof(uintptr_t)))
 			f->stray_writes++;
 		for (k = 0; k < NCACHES; k++) {
 			if (&caches[k] == reg)
@@ -309,7 +345,7 @@ static int fill_ro(void)
 {
 	uintptr_t ro[RO_SLOTS] = {
 		0, (uintptr_t)&caches[0], (uintptr_t)&caches[1] + 2,
-		0xc0001000u,
+		kernel_lo + 0x100,
 	};
 
 	if (mprotect(pages.ro, pages.size, PROT_READ | PROT_WRITE))
@@ -344,6 +380,7 @@ TEST_F_TIMEOUT(gc, fuzz, 240)
 	       seed, seed, threads, per);
 	ASSERT_EQ(0, gc_cpus_online(&cpus));
 	ASSERT_EQ(0, gc_pages_map(&pages));
+	kernel_range();
 	caches = mmap(NULL, pages.size, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE((uintptr_t)MAP_FAILED, (uintptr_t)caches);

@@ -242,14 +242,8 @@ TEST_F_TIMEOUT(counter, exact_sum, 280)
 	EXPECT_TRUE(guard_intact(arena.guard_hi, "guard_hi", _metadata));
 }
 
-/* __USER_DS of the i386 kernel: a selector %fs may legitimately hold. */
-#define USER_DS		0x7b
+#define USER_DS		pda_test_user_ds()
 #define MIXED_M		100000
-
-static void load_fs(unsigned int sel)
-{
-	asm volatile("movl %0, %%fs" : : "r" (sel) : "memory");
-}
 
 struct unfilled {
 	const int *cpus;
@@ -294,7 +288,7 @@ TEST(unfilled_table)
 	ASSERT_NE(PDA_TABLE_READY, pda_cpu_table_ready);
 	ASSERT_EQ(0, pda_cpu_table[n > 1 ? 1 : 0].s32[0]);
 	/* %fs as another library (or a parent thread) would leave it. */
-	load_fs(PDA_USER_SELECTOR);
+	pda_test_load_seg(PDA_USER_SELECTOR);
 	u.cpus = cpus;
 	u.ncpus = n;
 	ASSERT_EQ(0, pthread_create(&t, NULL, unfilled_thread, &u));
@@ -331,7 +325,7 @@ static void *mixed_thread(void *arg)
 	unsigned int i;
 
 	if (m->busy)
-		load_fs(USER_DS);
+		pda_test_load_seg(USER_DS);
 	errno = 0;
 	m->init_ret = pda_init_thread();
 	m->init_errno = errno;
@@ -403,9 +397,9 @@ TEST_F_TIMEOUT(mode, mixed_locked, 280)
 	ASSERT_LT(0, n);
 	nthreads = 2 * n > 16 ? 16 : 2 * n;
 	/* The first use comes from a thread whose %fs is someone else's. */
-	load_fs(USER_DS);
+	pda_test_load_seg(USER_DS);
 	ASSERT_EQ(PDA_MODE_LOCKED, pda_mode());
-	load_fs(0);
+	pda_test_load_seg(0);
 	errno = 0;
 	ASSERT_EQ(-1, pda_set_mode(PDA_MODE_SEGMENT));
 	ASSERT_EQ(EBUSY, errno);

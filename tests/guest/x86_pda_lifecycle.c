@@ -4,8 +4,9 @@
  * everything the kernel does to a thread, and keep reading the CPU the
  * thread is on.
  *
- * - syscalls: int $0x80, the vDSO (SYSENTER), glibc's wrappers, failing
- *   and blocking ones, and sched_setaffinity re-pinning to every CPU;
+ * - syscalls: int $0x80, the vDSO (SYSENTER; SYSCALL on an x86-64 kernel
+ *   on AMD), glibc's wrappers, failing and blocking ones, and
+ *   sched_setaffinity re-pinning to every CPU;
  * - interrupts and preemption: a long asm loop that checks %fs and the
  *   CPU it reads on every iteration, sharing its CPU with a hog;
  * - context switches: three threads ping-ponging on one CPU, holding
@@ -20,6 +21,12 @@
  *
  * "The CPU" is always checked pinned: the segment read must equal the CPU
  * we pinned to and sched_getcpu().
+ *
+ * The same binary runs on an i386 kernel, which reloads %fs on every
+ * return to user space, and as a compat task on an x86-64 one, which
+ * reloads it at context switches (every migration is one); the
+ * expectations are the same.  The TLS selector is whatever ph_init()
+ * found the last TLS entry to be (0x43 on i386, 0x73 on x86-64).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,7 +66,13 @@ FIXTURE_SETUP(lc)
 	ASSERT_EQ(0, ph_init());
 	ASSERT_EQ(0, ph_cpus_online(&self->cpus));
 	self->last = self->cpus.id[self->cpus.n - 1];
-	TH_LOG("%d CPU(s)%s", self->cpus.n, ph_bochs() ? ", Bochs" : "");
+	ASSERT_TRUE(ph_kernel_mismatch() == NULL) {
+		TH_LOG("%s", ph_kernel_mismatch());
+	}
+	TH_LOG("%d CPU(s)%s, %s kernel, TLS selector %#x, vDSO %s",
+	       self->cpus.n, ph_bochs() ? ", Bochs" : "",
+	       ph_kernel64 ? "x86-64" : "i386", PH_TLS_SEL,
+	       ph_vdso_name[ph_vdso_entry()]);
 }
 
 FIXTURE_TEARDOWN(lc)

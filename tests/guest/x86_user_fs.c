@@ -7,6 +7,14 @@
  * the context switch, the exit compare and the tls.c/ldt.c refreshes; on
  * every other kernel it must pass the same way.
  *
+ * The same binary runs as a 32-bit (compat) task on an x86-64 kernel,
+ * which leaves %fs alone on entry and exit and loads it at a context
+ * switch: it must pass there too.  Its GDT differs (the TLS entries are
+ * 12-14, not 6-8: lib/pda_hostile.h learns them); what differs in
+ * behaviour is a descriptor changed under a loaded %fs (see
+ * kernel_reloads()), and that there is no vm86 for 32-bit tasks.
+ * lib/pda_hostile.h tells the kernel (ph_kernel64, ph_fsgsbase).
+ *
  * Each case runs with %fs = null, a set_thread_area() TLS selector, an
  * LDT selector, and the PDA selector 0xeb.  "Same descriptor" is checked
  * by reading through %fs: TLS and LDT bases point at buffers holding
@@ -25,7 +33,8 @@
  * - fork and threads keep it, exec resets it to 0, vm86 gives it back;
  * - a descriptor changed under a loaded selector, by the thread itself, by
  *   a sibling (LDT) or by a tracer (TLS), is what the next %fs read sees,
- *   and one cleared under it leaves %fs = 0, for every RPL.
+ *   and one cleared under it leaves %fs = 0, for every RPL; on x86-64 as
+ *   far as the kernel reloads %fs, and after the next context switch.
  */
 #define _GNU_SOURCE
 #include <asm/ldt.h>
@@ -69,6 +78,7 @@ struct want {
 	const uint32_t *buf;	/* TLS and LDT: the segment's base */
 };
 
+/* The kernel we run on, learnt by setup_all(). */
 static uint32_t tls_buf[16] = { 0x544c5331 };	/* "TLS1" */
 static uint32_t ldt_buf[16] = { 0x4c445431 };	/* "LDT1" */
 static uint32_t alt_buf[16] = { 0x414c5431 };	/* "ALT1" */
@@ -558,6 +568,19 @@ TEST_F_TIMEOUT(ufs, vm86, 120)
 	unsigned char *code;
 	long ret;
 
+	if (ph_kernel64) {
+		/* ia32_sys_call_table has sys_ni_syscall for vm86 and vm86old */
+		/* (SKIP would hide an EXPECT's failure: ASSERT) */
+		errno = 0;
+		ASSERT_EQ(-1, syscall(SYS_vm86, VM86_ENTER, NULL));
+		ASSERT_EQ(ENOSYS, errno);
+		errno = 0;
+		ASSERT_EQ(-1, syscall(SYS_vm86old, NULL));
+		ASSERT_EQ(ENOSYS, errno);
+		check(&self->w, "after the refused vm86", 0);
+		ASSERT_NO_FAILS();
+		SKIP(return, "x86-64 kernel: no vm86 for 32-bit tasks (ENOSYS)");
+	}
 	code = mmap((void *)VM86_LOAD, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	ASSERT_EQ(VM86_LOAD, (uintptr_t)code);
@@ -583,6 +606,19 @@ TEST_F_TIMEOUT(ufs, vm86, 120)
  * The reference is a kernel that pops %fs on every return to user mode
  * (i386-smp): whatever the RPL, the next read through a rewritten
  * descriptor sees the new one, and a cleared one leaves %fs = 0.
+ *
+ * An x86-64 kernel loads %fs at a context switch (__switch_to()), and in
+ * a thread's own set_thread_area() where tls.c asks it to: if %fs holds
+ * the RPL 3 selector of the entry written.  Any other selector keeps the
+ * descriptor it was loaded from until the thread is switched out and in
+ * again (ldt.c reloads %ds and %es, never %fs).  The switch loads the
+ * selector again, 0 if that fails, and with FSGSBASE then puts back the
+ * base %fs had, the one saved at the switch: a rewritten descriptor's
+ * base is then never seen through it, unless the kernel updated that
+ * saved base (tls.c does, for a stopped tracee's RPL 3 selector).  The
+ * tests hold the kernel to exactly that: what %fs reads right after the
+ * change (a round that a context switch came into is done again), and
+ * again after a switch they force.
  */
 FIXTURE(under) {
 	unsigned int tls_sel, ldt_sel;
@@ -624,6 +660,43 @@ static int tls_write(int entry, const void *base, int present)
  */
 #define ROUNDS	16
 
+
+/* Sleeps until the thread has been switched out and in again. */
+static void switch_out(struct __test_metadata *_metadata)
+{
+	long before = ph_thread_switches();
+	int k;
+
+	for (k = 0; k < 100 && ph_thread_switches() == before; k++)
+		usleep(1000);
+	ASSERT_NE(before, ph_thread_switches());
+}
+
+/*
+ * Does the kernel load %fs = @sel again when the thread itself changes
+ * the descriptor under it (an LDT one if @ldt)?  i386 does, on the way
+ * back to user mode (with PDA_UP_NOSEG, tls.c and ldt.c do, whatever the
+ * RPL); x86-64 only for an RPL 3 TLS selector.
+ */
+static int kernel_reloads(unsigned int sel, int ldt)
+{
+	if (!ph_kernel64)
+		return 1;
+	return !ldt && (sel & 3) == 3;
+}
+
+/*
+ * What a read through %fs gives after a context switch, if %fs read
+ * @had's before it and the descriptor in the table is now @now's: the
+ * switch loads the selector again, but with FSGSBASE puts back the base
+ * it saved, unless the kernel updated that (@base_updated).
+ */
+static const uint32_t *after_switch(const uint32_t *had, const uint32_t *now,
+				    int base_updated)
+{
+	return ph_fsgsbase && !base_updated ? had : now;
+}
+
 /* %fs after the entry under it was cleared: 0, and a system call keeps it. */
 static void expect_cleared(struct __test_metadata *_metadata, unsigned int sel,
 			   int round)
@@ -638,24 +711,53 @@ static void expect_cleared(struct __test_metadata *_metadata, unsigned int sel,
 	ASSERT_EQ(0, ph_get_seg(fs));
 }
 
-/* %fs still @sel, reading @buf's magic, also after a system call. */
-static void expect_followed(struct __test_metadata *_metadata,
-			    unsigned int sel, const uint32_t *buf, int round)
+/*
+ * Reads %fs and through it, twice, with a system call between.  0 if it
+ * held @sel and read @buf's magic both times, else 1 with what it read
+ * the first time it did not.
+ */
+static int fs_reads(unsigned int sel, const uint32_t *buf, int *k,
+		    unsigned int *now, uint32_t *got)
 {
-	int k;
-
-	for (k = 0; k < 2; k++) {
-		unsigned int now = ph_get_seg(fs);
-		uint32_t got = now == sel ? ph_fs_load32(0) : 0;
-
-		if (now != sel || got != buf[0])
-			TH_LOG("round %d%s: %%fs %#x reads %#x, want %#x reading %#x",
-			       round, k ? ", after getppid" : "", now, got,
-			       sel, buf[0]);
-		ASSERT_EQ(sel, now);
-		ASSERT_EQ(buf[0], got);
+	for (*k = 0; *k < 2; ++*k) {
+		*now = ph_get_seg(fs);
+		*got = *now == sel ? ph_fs_load32(0) : 0;
+		if (*now != sel || *got != buf[0])
+			return 1;
 		ph_vsys(SYS_getppid, 0, 0, 0);
 	}
+	return 0;
+}
+
+/* What fs_reads() found wrong: say it, and fail. */
+static void reads_wrong(struct __test_metadata *_metadata, unsigned int sel,
+			const uint32_t *buf, int round, const char *when,
+			int k, unsigned int now, uint32_t got)
+{
+	TH_LOG("round %d%s%s: %%fs %#x reads %#x, want %#x reading %#x",
+	       round, when, k ? ", after getppid" : "", now, got, sel, buf[0]);
+	ASSERT_EQ(sel, now);
+	ASSERT_EQ(buf[0], got);
+}
+
+/* %fs still @sel, reading @buf's magic, also after a system call. */
+static void expect_reads(struct __test_metadata *_metadata, unsigned int sel,
+			 const uint32_t *buf, int round, const char *when)
+{
+	unsigned int now;
+	uint32_t got;
+	int k;
+
+	if (fs_reads(sel, buf, &k, &now, &got))
+		reads_wrong(_metadata, sel, buf, round, when, k, now, got);
+}
+
+/* Rounds a context switch came into were done again: how many. */
+static void log_redone(struct __test_metadata *_metadata, int rounds)
+{
+	if (rounds > ROUNDS)
+		TH_LOG("%d of %d rounds done again: the thread was switched out between the change and the read",
+		       rounds - ROUNDS, rounds);
 }
 
 static const uint32_t *const round_buf[] = { alt_buf, alt2_buf, tls_buf };
@@ -663,83 +765,134 @@ static const uint32_t *const round_buf[] = { alt_buf, alt2_buf, tls_buf };
 /* set_thread_area() and modify_ldt() behind one signature. */
 typedef int (*desc_write_fn)(int entry, const void *base, int present);
 
-/* The thread itself rewrites the entry %fs holds: no reload by us. */
+/*
+ * The thread itself rewrites the entry %fs holds: no reload by us.  @has
+ * is what %fs reads through: the new descriptor where the kernel loads
+ * %fs again, else still the one it had, until a context switch.
+ */
 static void rewritten_under_fs(struct __test_metadata *_metadata,
 			       unsigned int sel, desc_write_fn write,
-			       int entry, const uint32_t *first)
+			       int entry, const uint32_t *first, int ldt)
 {
-	int i;
+	int reloads = kernel_reloads(sel, ldt), i, k, bad, done = 0;
+	const uint32_t *has = first;
+	unsigned int now;
+	uint32_t got;
+	long sw;
 
 	ph_set_seg(fs, sel);
 	ASSERT_EQ(first[0], ph_fs_load32(0));
-	for (i = 0; i < ROUNDS; i++) {
+	for (i = 0; done < ROUNDS && i < 4 * ROUNDS; i++) {
 		const uint32_t *buf = round_buf[i % 3];
 
+		sw = ph_thread_switches();
 		ASSERT_EQ(0, write(entry, buf, 1));
-		expect_followed(_metadata, sel, buf, i);
+		if (reloads)
+			has = buf;
+		bad = fs_reads(sel, has, &k, &now, &got);
+		if (!reloads && ph_thread_switches() != sw) {
+			/* switched out in between: not this round */
+			ph_set_seg(fs, sel);
+			has = buf;
+			continue;
+		}
+		if (bad)
+			reads_wrong(_metadata, sel, has, i, "", k, now, got);
+		switch_out(_metadata);
+		has = after_switch(has, buf, reloads);
+		expect_reads(_metadata, sel, has, i, ", switched out");
+		done++;
 	}
+	log_redone(_metadata, i);
+	ASSERT_EQ(ROUNDS, done);
 }
 
 static void cleared_under_fs(struct __test_metadata *_metadata,
 			     unsigned int sel, desc_write_fn write,
-			     int entry, const uint32_t *first)
+			     int entry, const uint32_t *first, int ldt)
 {
-	int i;
+	int reloads = kernel_reloads(sel, ldt), i, k, bad, done = 0;
+	unsigned int now;
+	uint32_t got;
+	long sw;
 
-	for (i = 0; i < ROUNDS; i++) {
+	for (i = 0; done < ROUNDS && i < 4 * ROUNDS; i++) {
 		ASSERT_EQ(0, write(entry, first, 1));
 		ph_set_seg(fs, sel);
 		ASSERT_EQ(first[0], ph_fs_load32(0));
+		sw = ph_thread_switches();
 		ASSERT_EQ(0, write(entry, NULL, 0));
+		if (!reloads) {
+			/* the selector, over the descriptor it had */
+			bad = fs_reads(sel, first, &k, &now, &got);
+			if (ph_thread_switches() != sw) {
+				ph_set_seg(fs, 0);	/* not this round */
+				continue;
+			}
+			if (bad)
+				reads_wrong(_metadata, sel, first, i, "", k,
+					    now, got);
+			switch_out(_metadata);
+		}
 		expect_cleared(_metadata, sel, i);
+		done++;
 	}
+	log_redone(_metadata, i);
+	ASSERT_EQ(ROUNDS, done);
 }
 
 TEST_F(under, tls_rewritten)
 {
 	rewritten_under_fs(_metadata, self->tls_sel, tls_write, PH_TLS_ENTRY,
-			   tls_buf);
+			   tls_buf, 0);
 }
 
 TEST_F(under, tls_cleared)
 {
 	cleared_under_fs(_metadata, self->tls_sel, tls_write, PH_TLS_ENTRY,
-			 tls_buf);
+			 tls_buf, 0);
 }
 
 TEST_F(under, ldt_rewritten)
 {
 	rewritten_under_fs(_metadata, self->ldt_sel, ldt_set, LDT_ENTRY,
-			   ldt_buf);
+			   ldt_buf, 1);
 }
 
 TEST_F(under, ldt_cleared)
 {
 	cleared_under_fs(_metadata, self->ldt_sel, ldt_set, LDT_ENTRY,
-			 ldt_buf);
+			 ldt_buf, 1);
 }
 
 static struct {
 	int go[2], done[2];
 	uint32_t seen;
 	unsigned int load, sel;
+	int switched;
 } sib;
 
 /* Holds an LDT selector, sleeps while main changes the LDT, reads. */
 static void *sibling(void *arg)
 {
+	long sw;
 	char c;
 
 	ph_set_seg(fs, sib.load);
+	sw = ph_thread_switches();
 	if (write(sib.done[1], "r", 1) != 1 || read(sib.go[0], &c, 1) != 1)
 		return NULL;
 	sib.sel = ph_get_seg(fs);
 	sib.seen = sib.sel == sib.load ? ph_fs_load32(0) : 0;
+	sib.switched = ph_thread_switches() != sw;
 	ph_set_seg(fs, 0);
 	return NULL;
 }
 
-/* The LDT is the mm's: a sibling thread changes it under a sleeper. */
+/*
+ * The LDT is the mm's: a sibling thread changes it under a sleeper, which
+ * (one CPU) was switched out before the change and in after it.
+ */
 static void run_sibling(struct __test_metadata *_metadata, unsigned int sel,
 			int present)
 {
@@ -754,9 +907,10 @@ static void run_sibling(struct __test_metadata *_metadata, unsigned int sel,
 	ASSERT_EQ(0, ldt_set(LDT_ENTRY, alt_buf, present));
 	ASSERT_EQ(1, write(sib.go[1], "g", 1));
 	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_TRUE(sib.switched);
 	if (present) {
 		EXPECT_EQ(sel, sib.sel);
-		EXPECT_EQ(alt_buf[0], sib.seen);
+		EXPECT_EQ(after_switch(ldt_buf, alt_buf, 0)[0], sib.seen);
 	} else {
 		EXPECT_EQ(0, sib.sel);	/* the reload faulted: null */
 	}
@@ -775,7 +929,8 @@ TEST_F(under, ldt_cleared_under_sleeping_sibling)
 /*
  * TLS entries are per thread: only a tracer (PTRACE_SET_THREAD_AREA)
  * changes another task's, here while the tracee is stopped with the
- * selector in %fs.
+ * selector in %fs.  On x86-64, tls.c then updates the base the tracee
+ * gets back if its %fs is the RPL 3 selector of the entry.
  */
 static void run_tracer(struct __test_metadata *_metadata, unsigned int sel,
 		       int present)
@@ -804,7 +959,8 @@ static void run_tracer(struct __test_metadata *_metadata, unsigned int sel,
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	if (present) {
 		EXPECT_EQ(sel, (unsigned int)ph_res->v[0]);
-		EXPECT_EQ(alt_buf[0], (uint32_t)ph_res->v[1]);
+		EXPECT_EQ(after_switch(tls_buf, alt_buf, (sel & 3) == 3)[0],
+			  (uint32_t)ph_res->v[1]);
 	} else {
 		EXPECT_EQ(0, ph_res->v[0]);
 	}

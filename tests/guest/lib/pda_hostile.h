@@ -17,6 +17,10 @@
  *   second thread, the PDA selector, and checks them in a loop.
  * - Bochs (pda.bochs on the command line) is two orders of magnitude
  *   slower than QEMU: ph_scale() shrinks iteration counts there.
+ * - The kernel: the same binary runs on an i386 kernel and as a compat
+ *   task on an x86-64 one.  ph_init() reads the user selectors, the TLS
+ *   entries and the kernel's word size (ph_kernel64) from the machine;
+ *   ph_vdso_entry() says how __kernel_vsyscall enters the kernel.
  *
  * Nothing here depends on tools/lib/pda/pda.h.
  */
@@ -36,8 +40,11 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
@@ -55,18 +62,38 @@
 #endif
 
 #define PH_HWCAP2	(1u << 2)			/* HWCAP2_PDA_USER_SEG */
-/* Overridable only to smoke-test the code on an x86-64 host. */
-#ifndef PH_SEL
 #define PH_SEL		PDA_USER_SELECTOR		/* 0xeb */
-#define PH_USER_CS	0x73				/* __USER_CS */
-#define PH_USER_DS	0x7b				/* __USER_DS */
-#define PH_USER_DS_STR	"0x7b"
-#define PH_TLS_ENTRY	8				/* glibc has 6 */
-#endif
-#define PH_TLS_SEL	(PH_TLS_ENTRY * 8 + 3)		/* 0x43 */
-#define PH_KERNEL_HALF	0xc0000000u			/* VMSPLIT_3G */
 #define PH_MAX_CPUS	64
 #define PH_SLOT_INTS	(PDA_USER_SLOT_SIZE / 4)
+#define PH_GDT_ENTRIES	32	/* on both kernels; PDA: entry 29 */
+
+/*
+ * The same binary runs on an i386 kernel and, as a 32-bit (compat)
+ * process, on an x86-64 one, whose GDTs differ.  What the tests need of
+ * the layout is read at run time by ph_init(), never assumed:
+ *
+ *                   i386 kernel  x86-64 kernel
+ *   __USER_CS       0x73         0x23 (__USER32_CS)  %cs
+ *   __USER_DS       0x7b         0x2b                %ss
+ *   TLS entries     6-8          12-14               get_thread_area()
+ *   PH_TLS_ENTRY    8 (0x43)     14 (0x73)           the last of them
+ *   selector 0x33   TLS entry 6  64-bit __USER_CS    lar
+ *
+ * glibc holds the first TLS entry for %gs, a bystander's
+ * set_thread_area(-1) gets the second, so the tests' own fixed entry is
+ * the last one.  PH_USER_CS, PH_USER_DS, PH_TLS_ENTRY and PH_TLS_SEL are
+ * variables, valid after ph_init() (and not constants for asm "i").
+ */
+static unsigned int ph_user_cs, ph_user_ds, ph_tls_entry;
+static int ph_kernel64;		/* x86-64 kernel: we are a compat task */
+static int ph_fsgsbase;		/* ... whose context switch uses FSGSBASE */
+
+#define PH_HWCAP2_FSGSBASE	(1u << 1)	/* <asm/hwcap2.h> */
+
+#define PH_USER_CS	ph_user_cs
+#define PH_USER_DS	ph_user_ds
+#define PH_TLS_ENTRY	ph_tls_entry
+#define PH_TLS_SEL	(PH_TLS_ENTRY * 8 + 3)
 
 _Static_assert(PDA_USER_SELECTOR == 0xeb, "PDA selector");
 _Static_assert(PDA_USER_SLOT_SIZE == 1 << PDA_USER_SHIFT, "slot size");
@@ -240,13 +267,70 @@ static struct ph_result *ph_res;
 /* If set, the fault handler calls it before exiting (to save progress). */
 static void (*ph_fatal_hook)(void);
 
+/* lar: the access rights of @sel's descriptor, or -1 if it has none. */
+static inline int ph_lar(unsigned int sel, uint32_t *ar)
+{
+	uint32_t v = 0;
+	uint8_t ok;
+
+	asm volatile("larl %2, %0\n\tsetz %1"
+		     : "+r" (v), "=q" (ok) : "r" (sel) : "cc");
+	*ar = v;
+	return ok ? 0 : -1;
+}
+
+/*
+ * The GDT's TLS entries: those get_thread_area() answers for (it refuses
+ * any other with EINVAL, used or not).  Returns the last, or -1.
+ */
+static inline int ph_tls_last(void)
+{
+	struct user_desc d;
+	int n, last = -1;
+
+	for (n = 0; n < PH_GDT_ENTRIES; n++) {
+		memset(&d, 0, sizeof(d));
+		d.entry_number = n;
+		if (!syscall(SYS_get_thread_area, &d))
+			last = n;
+	}
+	return last;
+}
+
+/*
+ * A 64-bit kernel has a 64-bit code segment (its __USER_CS) at 0x33; an
+ * i386 kernel has TLS entry 6 there, which set_thread_area() cannot make
+ * a 64-bit one (and glibc uses as data).  Unlike uname(), this does not
+ * change under personality(PER_LINUX32).
+ */
+static inline int ph_kernel_is_64(void)
+{
+	uint32_t ar;
+
+	if (ph_lar(0x33, &ar))
+		return 0;
+	/* code (S and bit 3 of the type), present, DPL 3, L */
+	return (ar & 0x9800) == 0x9800 && (ar & 0x6000) == 0x6000 &&
+	       (ar & (1u << 21));
+}
+
 static inline int ph_init(void)
 {
-	int i;
+	int i, tls;
 
 	for (i = 0; i < PH_MAX_CPUS; i++)
 		ph_table[i * PH_SLOT_INTS] = i;
 	ph_glibc_gs = ph_get_seg(gs);
+	ph_user_cs = ph_get_seg(cs);
+	ph_user_ds = ph_get_seg(ss);
+	ph_kernel64 = ph_kernel_is_64();
+	/* AT_HWCAP2 says whether user space may use FSGSBASE: the kernel does. */
+	ph_fsgsbase = ph_kernel64 &&
+		      (getauxval(AT_HWCAP2) & PH_HWCAP2_FSGSBASE);
+	tls = ph_tls_last();
+	if (tls < 0)
+		return -1;
+	ph_tls_entry = tls;
 	if (!ph_res) {
 		ph_res = mmap(NULL, sizeof(*ph_res), PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -257,6 +341,66 @@ static inline int ph_init(void)
 	}
 	return 0;
 }
+
+/* Context switches of the calling thread so far, or -1. */
+static inline long ph_thread_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return -1;
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/*
+ * ph_kernel64 against uname(): "x86_64" for a compat task on a 64-bit
+ * kernel, unless personality(PER_LINUX32) makes it "i686" there too.
+ * NULL if they agree, else why not.
+ */
+static inline const char *ph_kernel_mismatch(void)
+{
+	struct utsname u;
+	int x86_64, linux32;
+
+	if (uname(&u))
+		return "uname() failed";
+	x86_64 = !strcmp(u.machine, "x86_64");
+	linux32 = (personality(0xffffffff) & PER_MASK) == PER_LINUX32;
+	if (x86_64 && !ph_kernel64)
+		return "uname() says x86_64, but 0x33 is no 64-bit code segment";
+	if (!x86_64 && ph_kernel64 && !linux32)
+		return "0x33 is a 64-bit code segment, but uname() is not x86_64";
+	return NULL;
+}
+
+/*
+ * How the vDSO's __kernel_vsyscall enters the kernel: SYSENTER (0f 34),
+ * SYSCALL (0f 05: an x86-64 kernel on AMD) or int $0x80 (cd 80), which
+ * ends the alternatives it picks from; PH_VDSO_NONE without a vDSO.
+ */
+enum { PH_VDSO_NONE, PH_VDSO_INT80, PH_VDSO_SYSENTER, PH_VDSO_SYSCALL };
+
+static inline int ph_vdso_entry(void)
+{
+	const unsigned char *p = (const void *)getauxval(AT_SYSINFO);
+	int i;
+
+	if (!p)
+		return PH_VDSO_NONE;
+	for (i = 0; i < 32; i++) {
+		if (p[i] == 0x0f && p[i + 1] == 0x34)
+			return PH_VDSO_SYSENTER;
+		if (p[i] == 0x0f && p[i + 1] == 0x05)
+			return PH_VDSO_SYSCALL;
+		if (p[i] == 0xcd && p[i + 1] == 0x80)
+			break;
+	}
+	return PH_VDSO_INT80;
+}
+
+static const char *const ph_vdso_name[] = {
+	"none", "int $0x80", "SYSENTER", "SYSCALL",
+};
 
 /* ------------------------------------------------------- child cases */
 

@@ -80,15 +80,40 @@ static inline uint64_t pda_test_now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-#if PDA_X86_32
-/* The lsl of the CPUNODE selector 0xe3 (i386 kernel): CPU, or -1. */
+#if PDA_HAVE_SEGMENT
+/*
+ * __USER_DS, as %ss holds it in user mode: a selector the PDA register may
+ * legitimately hold instead of the PDA one (0x7b on an i386 kernel, 0x2b
+ * on an x86-64 one).
+ */
+static inline unsigned int pda_test_user_ds(void)
+{
+	unsigned int ss;
+
+	asm volatile("movl %%ss, %0" : "=r" (ss));
+	return ss & 0xffff;
+}
+
+/* Loads @sel into the register pda.h uses (PDA_SEG). */
+static inline void pda_test_load_seg(unsigned int sel)
+{
+	asm volatile("movl %0, %%" PDA_SEG : : "r" (sel) : "memory");
+}
+
+/*
+ * The lsl of the CPUNODE selector: CPU, or -1.  It is 0xe3 on an i386
+ * kernel and 0x7b on an x86-64 one, whose entry 28 is not present.  On an
+ * i386 kernel 0x7b is __USER_DS, whose 4 GiB limit no CPUNODE has.
+ */
 static inline int pda_test_cpunode(void)
 {
 	unsigned int limit;
 
-	if (pda_lsl(0xe3, &limit))
-		return -1;
-	return limit & 0xfff;
+	if (!pda_lsl(0xe3, &limit))
+		return limit & 0xfff;
+	if (!pda_lsl(0x7b, &limit) && limit != 0xffffffffU)
+		return limit & 0xfff;
+	return -1;
 }
 #endif
 

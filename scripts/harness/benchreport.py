@@ -27,6 +27,7 @@ SYSCALL_ROWS = [
     ("sys.int80", "null syscall, `int $0x80`"),
     ("sys.vsyscall", "null syscall, `__kernel_vsyscall`"),
     ("sys.svc", "null syscall, `svc #0`"),
+    ("sys.syscall", "null syscall, `syscall` (64-bit)"),
     ("fault.anon", "page fault, anonymous write"),
 ]
 SCENARIOS = [

@@ -74,7 +74,11 @@ static const char *unit = "insns";
 #define NR_GETCPU_CACHE		463	/* this series, Linux 6.12 only */
 #define GETCPU_CACHE_SET	1
 
+#if defined(__x86_64__)
+#define NR_GETPPID		110
+#else
 #define NR_GETPPID		64	/* i386 and ARM EABI alike */
+#endif
 
 enum reg { REG_NONE, REG_RSEQ, REG_GETCPU_CACHE };
 
@@ -89,7 +93,7 @@ static int ncpus;
 
 /* ----------------------------------------------------------------- clock */
 
-#if defined(__i386__)
+#if defined(__i386__) || defined(__x86_64__)
 static inline uint64_t now(void)
 {
 	uint32_t lo, hi;
@@ -195,6 +199,19 @@ static void name(unsigned long n)					\
 }
 
 SYS_LOOP(loop_svc, "svc #0\n\t")
+SYS_LOOP(loop_sys_empty, "")
+#elif defined(__x86_64__)
+/* SYSCALL clobbers %rcx (the return address) and %r11 (the flags). */
+#define SYS_LOOP(name, op)						\
+static void name(unsigned long n)					\
+{									\
+	asm volatile("1:\n\tmovl %[nr], %%eax\n\t" op			\
+		     "decq %[c]\n\tjnz 1b"				\
+		     : [c] "+r" (n) : [nr] "i" (NR_GETPPID)		\
+		     : "rax", "rcx", "r11", "memory", "cc");		\
+}
+
+SYS_LOOP(loop_syscall, "syscall\n\t")
 SYS_LOOP(loop_sys_empty, "")
 #endif
 
@@ -525,6 +542,8 @@ static void suite_norseq(void)
 	}
 #elif defined(__arm__)
 	bench_loop("sys.svc", loop_svc, loop_sys_empty, SYS_ITERS);
+#elif defined(__x86_64__)
+	bench_loop("sys.syscall", loop_syscall, loop_sys_empty, SYS_ITERS);
 #endif
 	bench_fault();
 	gcc_probe();
@@ -598,7 +617,7 @@ int main(int argc, char **argv)
 	uname(&u);
 	printf("pda-bench: info kernel=%s machine=%s cpus=%d clock=%s\n",
 	       u.release, u.machine, ncpus,
-#if defined(__i386__)
+#if defined(__i386__) || defined(__x86_64__)
 	       cmdline_has("pda.icount") ? "icount-tsc" : "tsc"
 #else
 	       cmdline_has("pda.icount") ? "icount-monotonic" : "monotonic"

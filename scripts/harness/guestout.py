@@ -131,9 +131,10 @@ def csv_problems(csv_text, list_text, pattern=CSV_FILTER):
 
 PDA_BENCH_OPS = ("fault.anon", "ctxsw.same.none", "ctxsw.same.rseq",
                  "ctxsw.same.getcpu_cache")
-# The null system call, by each entry path the machine has.
-PDA_BENCH_SYSCALLS = {"arm": ("sys.svc",), "x86": ("sys.int80",
-                                                  "sys.vsyscall")}
+# The null system call, by each entry path the build has.
+PDA_BENCH_SYSCALLS = {"arm": ("sys.svc",),
+                      "i386": ("sys.int80", "sys.vsyscall"),
+                      "x86_64": ("sys.syscall",)}
 
 
 def pda_bench_problems(lines, unit):
@@ -141,8 +142,12 @@ def pda_bench_problems(lines, unit):
     in @unit ("ticks" without -icount), min <= median."""
     r = parse_bench_lines(lines)
     problems = list(r["failed"])
-    arch = "arm" if r["info"].get("machine", "").startswith("arm") else "x86"
-    for op in PDA_BENCH_SYSCALLS[arch] + PDA_BENCH_OPS:
+    build = r["info"].get("build", "")
+    if build not in PDA_BENCH_SYSCALLS:
+        problems.append(f"info build={build!r}: not one of "
+                        f"{sorted(PDA_BENCH_SYSCALLS)}")
+        return problems
+    for op in PDA_BENCH_SYSCALLS[build] + PDA_BENCH_OPS:
         row = r["ops"].get(op)
         if row is None:
             problems.append(f"{op}: missing")

@@ -80,6 +80,15 @@ static const char *unit = "insns";
 #define NR_GETPPID		64	/* i386 and ARM EABI alike */
 #endif
 
+/* Which build this is: a 32-bit one may run on a 64-bit kernel. */
+#if defined(__x86_64__)
+#define BUILD			"x86_64"
+#elif defined(__i386__)
+#define BUILD			"i386"
+#else
+#define BUILD			"arm"
+#endif
+
 enum reg { REG_NONE, REG_RSEQ, REG_GETCPU_CACHE };
 
 static const char * const reg_name[] = {
@@ -615,8 +624,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	uname(&u);
-	printf("pda-bench: info kernel=%s machine=%s cpus=%d clock=%s\n",
-	       u.release, u.machine, ncpus,
+	printf("pda-bench: info kernel=%s machine=%s build=%s cpus=%d clock=%s\n",
+	       u.release, u.machine, BUILD, ncpus,
 #if defined(__i386__) || defined(__x86_64__)
 	       cmdline_has("pda.icount") ? "icount-tsc" : "tsc"
 #else

@@ -41,7 +41,7 @@
 #define SB_HWCAP2_PDA	(1ul << 2)	/* AT_HWCAP2 bit; the one place to change */
 
 #ifndef __NR_getcpu_cache
-#define __NR_getcpu_cache 463		/* i386 and ARM, 6.12 + this series */
+#define __NR_getcpu_cache 463		/* x86 and ARM, 6.12 + this series */
 #endif
 #define SB_GETCPU_CACHE_GET 0
 #define SB_GETCPU_CACHE_SET 1
@@ -316,10 +316,6 @@ int sb_gcc_register(char *why)
 	volatile int32_t *p = &gcc_word;
 	int major, minor;
 
-#ifdef __x86_64__
-	snprintf(why, SB_REASON_LEN, "getcpu_cache is wired for i386 and ARM");
-	return -1;
-#endif
 	if (sb_kernel_version(&major, &minor) ||
 	    major > 6 || (major == 6 && minor >= 13)) {
 		snprintf(why, SB_REASON_LEN,

@@ -303,12 +303,14 @@ static inline int pda_available(void)
 {
 	unsigned int ar, limit;
 	int saved_errno = errno;
-	unsigned long hwcap2 = getauxval(AT_HWCAP2);
-	long possible = sysconf(_SC_NPROCESSORS_CONF);
+	long possible;
 
-	errno = saved_errno;	/* getauxval() sets ENOENT if absent */
-	if (!(hwcap2 & HWCAP2_PDA_USER_SEG))
+	if (!(getauxval(AT_HWCAP2) & HWCAP2_PDA_USER_SEG)) {
+		errno = saved_errno;	/* getauxval() sets ENOENT if absent */
 		return 0;
+	}
+	possible = sysconf(_SC_NPROCESSORS_CONF);	/* reads sysfs */
+	errno = saved_errno;
 	if (possible > PDA_MAX_CPUS)
 		return 0;
 	if (!pda_verr(PDA_USER_SELECTOR) || !pda_verw(PDA_USER_SELECTOR))

@@ -243,8 +243,8 @@ STRIP = {"i386": "strip", "x86_64": "strip",
 
 
 def bench_arch(target):
-    """The user space a target's bench boots run: 64-bit on x86_64."""
-    return "x86_64" if target.arch == "x86_64" else target.user_arch
+    """The user space a target's bench boots run: the native one."""
+    return target.user_arch_64 or target.user_arch
 
 
 def stripped(exe, arch, log):
@@ -376,8 +376,8 @@ def main(only=None):
             if arch not in cpios:
                 cpios[arch] = initramfs(
                     target, tree, user_space(arch, tree),
-                    user_space("i386", tree)[2] if arch == "x86_64"
-                    else None)
+                    user_space(target.user_arch, tree)[2]
+                    if target.user_arch_64 else None)
             cpio = cpios[arch]
             for kind, src, label, bdir_label in (
                     ("mainline", pristine, f"mainline-{target.name}",

@@ -9,7 +9,7 @@ import time
 import tty
 from pathlib import Path
 
-from . import guestout, ktap
+from . import guestout, ktap, testclock
 from .progress import say
 
 PASS, FAIL, PANIC, TIMEOUT, NORESULT = "pass", "fail", "panic", "timeout", \
@@ -73,15 +73,20 @@ def _watch(cmd, console, timeout, stop_on_done=False, cwd=None):
                                 stderr=subprocess.STDOUT, cwd=cwd,
                                 start_new_session=True)
         deadline = time.monotonic() + timeout
-        while proc.poll() is None:
-            if time.monotonic() > deadline:
-                _kill(proc)
-                return True
-            if stop_on_done and _finished(console):
-                time.sleep(1)
-                _kill(proc)
-                return False
-            time.sleep(0.5)
+        clock = testclock.TestClock(console)
+        try:
+            while proc.poll() is None:
+                clock.poll()
+                if time.monotonic() > deadline:
+                    _kill(proc)
+                    return True
+                if stop_on_done and _finished(console):
+                    time.sleep(1)
+                    _kill(proc)
+                    return False
+                time.sleep(0.5)
+        finally:
+            clock.write()
     return False
 
 
@@ -167,7 +172,9 @@ def bochs(iso, workdir, console, timeout, cpus, target_name="bochs"):
         deadline = time.monotonic() + timeout
         timed_out = False
         screen = None
+        clock = testclock.TestClock(console)
         while proc.poll() is None:
+            clock.poll()
             if screen is None:
                 screen = _drain_screen(workdir / "bochs.tty")
             if _finished(console):
@@ -178,6 +185,7 @@ def bochs(iso, workdir, console, timeout, cpus, target_name="bochs"):
                 break
             time.sleep(1)
         _kill(proc)
+        clock.write()
     if not Path(console).exists():
         Path(console).write_text("")
     return classify(console, timed_out, target_name)
@@ -224,7 +232,11 @@ def describe(outcome, rep):
             f"failed, {rep.count('skip') + rep.count('xfail')} skipped")
 
 
-def report_lines(rep):
+def report_lines(rep, console):
+    """Failures, known failures, and where the time went."""
+    slow = testclock.slowest(console)
+    if slow:
+        say(f"    slowest (wall clock): {slow}; all in {console}.times")
     for r in rep.results:
         if r.status in ("fail", "xfail"):
             tag = "FAIL" if r.status == "fail" else "known failure"

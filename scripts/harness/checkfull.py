@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make check-full: everything make check runs, then the debug kernels and
-the soak, then the reliability table (reliability.py)."""
+"""make check-full: everything make check runs, with the tests it leaves
+to make check-full (tests/check-full-only); then the debug kernels and the
+soak, then the reliability table (reliability.py)."""
 
 import secrets
 import time
@@ -17,7 +18,8 @@ SOAK_TARGETS = ("i386-smp", "i386-up", "arm", "x86_64")
 # repetitions on argv instead (-r).
 SOAK_TESTS = ("x86_pda_migration_storm", "x86_pda_counter",
               "x86_pda_hotplug", "getcpu_cache_migration",
-              "getcpu_cache_fuzz", "hotplug_churn", "x86_seg_fuzz")
+              "getcpu_cache_fuzz", "hotplug_churn", "x86_seg_fuzz",
+              "x86_user_fs")
 SOAK_RSEQ = "upstream_rseq_param_test_"
 
 # What a debug kernel prints when its checkers are live, and what lockdep
@@ -46,7 +48,7 @@ def debug_active(console):
 
 
 def debug_targets(tree, args):
-    rows = check.guest_targets(DEBUG_ORDER, tree, None, args)
+    rows = check.guest_targets(DEBUG_ORDER, tree, None, args, full=True)
     for i, (name, outcome, rep, where) in enumerate(rows):
         if rep is None:
             continue
@@ -137,7 +139,7 @@ def main(seed=None):
                              started) or 5
     rows = check.host_tests(pristine, tree)
     rows += check.guest_targets(CHECK_ORDER + tuple(check.BOCHS), tree,
-                                None, args)
+                                None, args, full=True)
     rows += debug_targets(tree, args)
     rows += soak(tree, args)
     worst = check.summary(rows, started)

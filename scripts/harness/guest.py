@@ -116,15 +116,13 @@ class Initramfs:
                       f"file /init {init} 755 0 0"]
         self.names = set()
 
-    def add_test(self, name, exe, argv=(), helpers=()):
+    def add_test(self, name, exe, argv=()):
         if name in self.names:
             raise StepFailed(f"initramfs: two tests named {name}")
         self.names.add(name)
         self.lines.append(f"file /tests/{name} {exe} 755 0 0")
         if argv:
-            args = Path(exe).parent / f".{name}.args"
-            args.write_text(" ".join(argv) + "\n")
-            self.lines.append(f"file /tests/{name}.args {args} 644 0 0")
+            self.lines.append((name, " ".join(argv) + "\n"))
 
     def add_file(self, path, src, mode="755"):
         self.lines.append(f"file {path} {src} {mode} 0 0")
@@ -132,8 +130,19 @@ class Initramfs:
     def write(self, tree, cpio, log, mtime=None):
         """mtime: one timestamp for every entry (a byte-identical cpio
         from the same files), instead of now and each file's own."""
+        # Each cpio its own argument files: another run may give the same
+        # program other arguments (the soak's), or not own its directory.
+        args_dir = Path(str(cpio) + ".args")
+        args_dir.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for line in self.lines:
+            if isinstance(line, tuple):         # (test name, its argv)
+                args = args_dir / line[0]
+                args.write_text(line[1])
+                line = f"file /tests/{line[0]}.args {args} 644 0 0"
+            lines.append(line)
         listing = Path(str(cpio) + ".list")
-        listing.write_text("\n".join(self.lines) + "\n")
+        listing.write_text("\n".join(lines) + "\n")
         gen = build_gen_init_cpio(tree)
         stamp = ["-t", str(mtime)] if mtime is not None else []
         with open(cpio, "wb") as out, open(log, "a") as err:

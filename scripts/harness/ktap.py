@@ -110,8 +110,14 @@ def known_failures(target):
     return _listed(REPO / "tests/known-failures", target)
 
 
-def not_run(target):
-    return _listed(REPO / "tests/not-run", target)
+def not_run(target, full=False):
+    """{test: reason} a run leaves out: tests/not-run always, and
+    tests/check-full-only unless this is make check-full."""
+    left = _listed(REPO / "tests/not-run", target)
+    if not full:
+        left.update((name, f"make check-full only: {why}") for name, why in
+                    _listed(REPO / "tests/check-full-only", target).items())
+    return left
 
 
 def apply_known(rep, target):

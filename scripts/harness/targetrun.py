@@ -11,20 +11,26 @@ from .progress import Phase, reset_log, say
 from .targets import TARGETS
 
 _user_built = {}
+_kernels_built = set()
 
 
 def kernel(target, src, bdir=None, extra_fragments=(), label=None,
            unverified=()):
-    """Configure and build; returns the build directory.  `unverified`:
-    requested options not to check (kbuild.configure)."""
+    """Configure and build, once per harness run; returns the build
+    directory.  `unverified`: requested options not to check
+    (kbuild.configure)."""
     if target.kernel:       # another target's kernel, on another CPU model
         target = TARGETS[target.kernel]
     label = label or target.name
     bdir = Path(bdir or BUILD / label)
+    key = (label, str(src), bdir, tuple(extra_fragments), tuple(unverified))
+    if key in _kernels_built:
+        return bdir
     logs = LOGS / label
     with build_lock(label):
-        return _kernel(target, src, bdir, logs, label, extra_fragments,
-                       unverified)
+        _kernel(target, src, bdir, logs, label, extra_fragments, unverified)
+    _kernels_built.add(key)
+    return bdir
 
 
 @contextlib.contextmanager
@@ -47,7 +53,6 @@ def _kernel(target, src, bdir, logs, label, extra_fragments, unverified):
     log = reset_log(logs / "build.log")
     with Phase(label, "build " + " ".join(target.images), log):
         kbuild.build(target, src, bdir, log)
-    return bdir
 
 
 def user_space(arch, tree):
@@ -89,12 +94,12 @@ def user_space(arch, tree):
 
 
 def target_programs(target, tree):
-    """(init, programs) a target boots with: its user_arch build, and on
-    a 64-bit x86 kernel also the 64-bit programs, named NAME_64 unless
-    the name says _64 already (the upstream x86 selftests)."""
+    """(init, programs) a target boots with: its user_arch build, then its
+    user_arch_64 build named NAME_64 unless the name says _64 already (the
+    upstream x86 selftests)."""
     init, progs = user_space(target.user_arch, tree)
-    if target.arch == "x86_64":
-        _, progs64 = user_space("x86_64", tree)
+    if target.user_arch_64:
+        _, progs64 = user_space(target.user_arch_64, tree)
         progs = progs + [(n if n.endswith("_64") else f"{n}_64", exe, argv)
                          for n, exe, argv in progs64]
     return init, progs
@@ -102,15 +107,16 @@ def target_programs(target, tree):
 
 def extra_archs(target):
     """EXTRA_TESTS=DIR: the subdirectories of DIR a target runs."""
-    return (target.user_arch,) + (("x86_64",) if target.arch == "x86_64"
-                                  else ())
+    return (target.user_arch,) + ((target.user_arch_64,)
+                                  if target.user_arch_64 else ())
 
 
-def initramfs(target, tree, cpio, programs, extra_dir=None, label=None):
-    """Returns the tests left out by tests/not-run, as skip results."""
+def initramfs(target, tree, cpio, programs, extra_dir=None, label=None,
+              full=False):
+    """Returns the tests left out (ktap.not_run), as skip results."""
     init, progs = target_programs(target, tree)
     fs = guest.Initramfs(init)
-    left_out = ktap.not_run(label or target.name)
+    left_out = ktap.not_run(label or target.name, full)
     skipped = []
     for name, exe, argv in progs if programs is None else programs:
         if name in left_out:
@@ -122,7 +128,8 @@ def initramfs(target, tree, cpio, programs, extra_dir=None, label=None):
         for arch in extra_archs(target):
             for exe in guest.extra_tests(extra_dir, arch):
                 fs.add_test(f"extra_{arch}_{exe.name}"
-                            if arch == "x86_64" else f"extra_{exe.name}", exe)
+                            if arch == target.user_arch_64
+                            else f"extra_{exe.name}", exe)
     log = LOGS / target.name / "initramfs.log"
     reset_log(log)
     fs.write(tree, cpio, log)
@@ -146,5 +153,5 @@ def boot_qemu(target, bdir, cpio, timeout, label=None, icount=False,
                              extra_args), icount)
     rep.results += not_run
     say(f"[{label}] {boot.describe(outcome, rep)}")
-    boot.report_lines(rep)
+    boot.report_lines(rep, console)
     return outcome, rep, console, accel

@@ -16,6 +16,7 @@ class Target:
     boot_image: str = "vmlinux"
     console: str = "ttyS0"
     user_arch: str = "i386"     # which user-space build the guest runs
+    user_arch_64: str = ""      # and a 64-bit one on top, named NAME_64
     qemu_cpu: str = "max,vendor=GenuineIntel"   # QEMU -cpu under TCG
     kernel: str = ""            # boots the kernel built for this target
 
@@ -25,7 +26,7 @@ TARGETS = {
                        4),
     "i386-up": Target("i386-up", "i386", ("base", "x86", "i386", "i386-up"), 1),
     # user_arch i386: the same static 32-bit programs as the i386 targets;
-    # the 64-bit builds come on top (targetrun.target_programs).  TCG's
+    # the 64-bit builds come on top.  TCG's
     # "max" has FSGSBASE, so the kernel enables it; "qemu64" has not, so
     # the same kernel takes the other context-switch path
     # (x86_fsgsbase_load()).  Two QEMU 7.2 TCG bugs, which crash
@@ -36,10 +37,11 @@ TARGETS = {
     # as a supervisor access, faults, and the kernel oopses
     # (upstream_x86_sysret_ss_attrs_64), so SMAP is off.
     "x86_64": Target("x86_64", "x86_64", ("base", "x86", "x86_64"), 4,
-                     qemu_cpu="max,-smap"),
+                     user_arch_64="x86_64", qemu_cpu="max,-smap"),
     "x86_64-nofsgsbase": Target("x86_64-nofsgsbase", "x86_64",
                                 ("base", "x86", "x86_64"), 4,
-                                qemu_cpu="qemu64", kernel="x86_64"),
+                                user_arch_64="x86_64", qemu_cpu="qemu64",
+                                kernel="x86_64"),
     "arm": Target("arm", "arm", ("base", "arm"), 4,
                   cross="arm-linux-gnueabihf-",
                   cc="arm-linux-gnueabihf-gcc-12",

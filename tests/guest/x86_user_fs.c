@@ -225,7 +225,7 @@ FIXTURE_TEARDOWN(ufs)
 
 TEST_F_TIMEOUT(ufs, syscalls, 120)
 {
-	long i, n = ph_scale(50000);
+	long i, n = ph_scale(50000 * cmdline_scale());
 
 	for (i = 0; i < n; i++) {
 		ph_int80(SYS_getppid, 0, 0, 0);
@@ -243,10 +243,14 @@ TEST_F_TIMEOUT(ufs, syscalls, 120)
 	ASSERT_NO_FAILS();
 }
 
-/* A busy loop long enough for hundreds of timer interrupts. */
+/*
+ * A busy loop across over a hundred timer interrupts at HZ 250 (half that
+ * under Bochs), for each kind of %fs; make check-full's soak runs it
+ * pda.scale times as long.
+ */
 TEST_F_TIMEOUT(ufs, timer_interrupts, 120)
 {
-	double end = ph_now() + (ph_bochs() ? 1.0 : 2.0);
+	double end = ph_now() + (ph_bochs() ? 0.25 : 0.5) * cmdline_scale();
 	long i, loops = 0;
 
 	while (ph_now() < end && !nfail) {
@@ -326,7 +330,8 @@ TEST_F_TIMEOUT(ufs, task_switches, 120)
 	/* A process: same selector, another mm's descriptor. */
 	ASSERT_EQ(0, pipe(ab));
 	ASSERT_EQ(0, pipe(ba));
-	me = (struct pong){ ba[0], ab[1], ph_scale(20000), self->w, 0 };
+	me = (struct pong){ ba[0], ab[1], ph_scale(4000 * cmdline_scale()),
+			    self->w, 0 };
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {

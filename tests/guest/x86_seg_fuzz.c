@@ -2574,12 +2574,18 @@ static void check_main_fs(struct churn *c, uint32_t op)
 	}
 	c->fs[0] = hit;
 	c->nfs = 1;
-	/* x86-64: which descriptor it has is not known: load it again */
+	/*
+	 * x86-64: which descriptor it has is not known: load it again, with
+	 * the RPL a faulted read's sigreturn has given it already (below);
+	 * loading @fs would take that back.
+	 */
 	if (ambiguous) {
+		unsigned int sel = fault && fs ? WITH_RPL(fs, 3) : fs;
+
 		out->main_again++;
-		if (load_fs(fs, &skip_recs[0]))
-			note(op, "main: cannot load %#x again", fs);
-		c->fs[0] = fs_loaded(fs, d);
+		if (load_fs(sel, &skip_recs[0]))
+			note(op, "main: cannot load %#x again", sel);
+		c->fs[0] = fs_loaded(sel, d);
 	}
 	/*
 	 * Past the limit (Bochs checks it), or at a random base: the

@@ -20,12 +20,15 @@ EXIT = {PASS: 0, FAIL: 1, PANIC: 2, TIMEOUT: 3, NORESULT: 4}
 PANIC_MARKS = ("Kernel panic - not syncing", "---[ end Kernel panic")
 
 _kvm_works = {}
+# Kbuild's ARM architectures, and QEMU's names for them.
+ARM = {"arm": "arm", "arm64": "aarch64"}
 
 
 def qemu_cmd(target, image, initrd, append, accel, icount=False,
              qemu_args=()):
-    if target.arch == "arm":
-        cmd = ["qemu-system-arm", "-M", "virt", "-cpu", "cortex-a15"]
+    if target.arch in ARM:
+        cmd = [f"qemu-system-{ARM[target.arch]}", "-M", "virt", "-cpu",
+               target.qemu_cpu]
     else:
         cmd = [f"qemu-system-{target.arch}", "-M", "pc", "-cpu",
                "host" if accel == "kvm" else target.qemu_cpu]
@@ -44,7 +47,7 @@ def kernel_args(target, timeout, extra=""):
 
 def accel_for(target, image, initrd):
     """KVM only if a probe boot actually reaches user space under it."""
-    if target.arch == "arm":
+    if target.arch in ARM:
         return "tcg", "host is x86; no KVM for ARM guests"
     if target.arch == "x86_64":
         return "tcg", f"CPU model {target.qemu_cpu}"

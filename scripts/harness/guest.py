@@ -13,6 +13,7 @@ CC = {
     "i386": "gcc -m32 -static -isystem /usr/include/x86_64-linux-gnu",
     "arm": "arm-linux-gnueabihf-gcc-12 -static",
     "x86_64": "gcc -static",
+    "arm64": "aarch64-linux-gnu-gcc-12 -static",
 }
 
 # The upstream rseq selftests we run, with bounded parameters:

@@ -69,9 +69,12 @@ def user_space(arch, tree):
                 args = exe.with_name(exe.name + ".args")
                 argv = args.read_text().split() if args.exists() else []
                 progs.append((exe.name, exe, argv))
-        segbench = guest.build_segbench(arch, out / "segbench", log)
-        progs.append(("segbench_check", segbench, ["--check"]))
-        if arch != "x86_64":
+        # segbench and pda_bench have no arm64 port yet (issue 16 asks
+        # for the TLB tests there, not for these).
+        if arch != "arm64":
+            segbench = guest.build_segbench(arch, out / "segbench", log)
+            progs.append(("segbench_check", segbench, ["--check"]))
+        if arch in ("i386", "arm"):
             # What the host tests check of segbench and pda_bench
             # natively, checked here too (guestout.py): on a host that
             # cannot run 32-bit programs, this is where it still runs.

@@ -46,7 +46,16 @@ TARGETS = {
                   cross="arm-linux-gnueabihf-",
                   cc="arm-linux-gnueabihf-gcc-12",
                   images=("zImage",), boot_image="arch/arm/boot/zImage",
-                  console="ttyAMA0", user_arch="arm"),
+                  console="ttyAMA0", user_arch="arm", qemu_cpu="cortex-a15"),
+    # TCG's local TLBIs flush only the issuing vCPU's TLB and the
+    # inner-shareable ones every vCPU's, as hardware does, so a missed
+    # catch-up flush shows as a stale translation.
+    "arm64": Target("arm64", "arm64", ("base", "arm64"), 4,
+                    cross="aarch64-linux-gnu-",
+                    cc="aarch64-linux-gnu-gcc-12",
+                    images=("Image",), boot_image="arch/arm64/boot/Image",
+                    console="ttyAMA0", user_arch="arm64",
+                    qemu_cpu="cortex-a57"),
 }
 # make check-full's debug variants: the same kernels plus configs/debug.config
 # (lockdep, UBSAN, KFENCE, DEBUG_VM...).

@@ -515,7 +515,7 @@ static inline int pda_set_mode(int mode)
 
 /* ------------------------------------------------------ the fallbacks */
 
-#if PDA_X86_32 || PDA_X86_64 || defined(__arm__)
+#if PDA_X86_32 || PDA_X86_64 || defined(__arm__) || defined(__aarch64__)
 /*
  * <unistd.h> declares syscall() only with _DEFAULT_SOURCE, which strict
  * -std=c11 turns off: bind it by an asm label, as pda_sched_getcpu below.

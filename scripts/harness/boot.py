@@ -27,7 +27,7 @@ ARM = {"arm": "arm", "arm64": "aarch64"}
 def qemu_cmd(target, image, initrd, append, accel, icount=False,
              qemu_args=()):
     if target.arch in ARM:
-        cmd = [f"qemu-system-{ARM[target.arch]}", "-M", "virt", "-cpu",
+        cmd = [f"qemu-system-{ARM[target.arch]}", "-M", target.machine, "-cpu",
                target.qemu_cpu]
     else:
         cmd = [f"qemu-system-{target.arch}", "-M", "pc", "-cpu",

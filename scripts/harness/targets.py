@@ -18,6 +18,7 @@ class Target:
     user_arch: str = "i386"     # which user-space build the guest runs
     user_arch_64: str = ""      # and a 64-bit one on top, named NAME_64
     qemu_cpu: str = "max,vendor=GenuineIntel"   # QEMU -cpu under TCG
+    machine: str = "virt"       # QEMU -M of the ARM targets
     kernel: str = ""            # boots the kernel built for this target
 
 
@@ -57,7 +58,7 @@ TARGETS = {
                     cc="aarch64-linux-gnu-gcc-12",
                     images=("Image",), boot_image="arch/arm64/boot/Image",
                     console="ttyAMA0", user_arch="arm64",
-                    qemu_cpu="cortex-a57"),
+                    qemu_cpu="cortex-a57", machine="virt,virtualization=on"),
 }
 # make check-full's debug variants: the same kernels plus configs/debug.config
 # (lockdep, UBSAN, KFENCE, DEBUG_VM...).

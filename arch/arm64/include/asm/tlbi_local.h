@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Leaf TLB invalidation without the broadcast for an address space live
+ * on the flushing CPU alone (CONFIG_ARM64_TLBI_LOCAL); the rules are in
+ * arch/arm64/mm/tlbi_local.c.
+ */
+#ifndef __ASM_TLBI_LOCAL_H
+#define __ASM_TLBI_LOCAL_H
+
+#include <linux/types.h>
+
+struct mm_struct;
+
+/* Used behind IS_ENABLED(CONFIG_ARM64_TLBI_LOCAL) only. */
+void tlbi_local_flush_page(struct mm_struct *mm, unsigned long uaddr,
+			   bool sync);
+void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
+			    unsigned long end, unsigned long stride,
+			    int tlb_level);
+
+#ifdef CONFIG_ARM64_TLBI_LOCAL
+bool tlbi_local_skip_exit_flush(struct mm_struct *mm);
+void tlbi_local_count_broadcast(void);
+struct mm_struct *tlbi_local_switch_in(struct mm_struct *mm,
+				       unsigned long *flags);
+void tlbi_local_switch_out(struct mm_struct *prev, unsigned long flags);
+void tlbi_local_switch_to_reserved(void);
+#else
+static inline bool tlbi_local_skip_exit_flush(struct mm_struct *mm)
+{
+	return false;
+}
+
+static inline void tlbi_local_count_broadcast(void)
+{
+}
+
+static inline struct mm_struct *
+tlbi_local_switch_in(struct mm_struct *mm, unsigned long *flags)
+{
+	return NULL;
+}
+
+static inline void tlbi_local_switch_out(struct mm_struct *prev,
+					 unsigned long flags)
+{
+}
+
+static inline void tlbi_local_switch_to_reserved(void)
+{
+}
+#endif
+
+#endif /* __ASM_TLBI_LOCAL_H */

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Leaf TLB invalidation without the inner-shareable broadcast for an
+ * address space live on the flushing CPU alone (CONFIG_ARM64_TLBI_LOCAL).
+ *
+ * A CPU holds an mm from the switch that installs its ASID until the next
+ * switch, or the reserved TTBR0, on that CPU.  That is not current->mm: a
+ * lazy kernel thread keeps the user TTBR0, so the CPU stays a holder while
+ * it idles.  mm->context.nr_active_cpus counts the holders.
+ *
+ * A leaf-only invalidation of user addresses (no page-table page freed or
+ * unshared, see tlb_flush()) made by the only holder uses a non-shareable
+ * TLBI; one made while no CPU holds the mm issues no TLBI at all.  Either
+ * way every other CPU is first marked in mm_cpumask(), which arm64 does
+ * not use otherwise, and a marked CPU flushes the ASID locally before it
+ * installs it again.  Every other flush broadcasts, as it does without
+ * this option: those that free page tables (a walk cache may hold them),
+ * non-leaf ranges (THP collapse, mremap), pinned ASIDs (shared with an
+ * SMMU) and, since CnP lets CPUs share TLB entries, all of them when CnP
+ * is in use.
+ *
+ * What the design relies on and cannot check: that a CPU neither walks
+ * nor uses TLB entries for an ASID that is not in its TTBR.  Arm has not
+ * said so.  Inside a KVM guest HCR_EL2.FB turns every local TLBI into a
+ * broadcast, so the option is off by default when the kernel was entered
+ * at EL1.
+ */
+
+#include <linux/atomic.h>
+#include <linux/cpumask.h>
+#include <linux/init.h>
+#include <linux/jump_label.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/percpu.h>
+#include <linux/printk.h>
+#include <linux/string.h>
+#include <linux/vmstat.h>
+
+#include <asm/cpufeature.h>
+#include <asm/mmu_context.h>
+#include <asm/tlbflush.h>
+#include <asm/virt.h>
+
+enum tlbi_scope { SCOPE_BROADCAST, SCOPE_LOCAL, SCOPE_SKIP };
+
+static DEFINE_STATIC_KEY_FALSE(tlbi_local_enabled);
+
+/* The mm this CPU holds, counted in its nr_active_cpus; NULL for none. */
+static DEFINE_PER_CPU(struct mm_struct *, tlbi_local_mm);
+
+/* tlbi_local=on|off; the default depends on the exception level. */
+static int tlbi_local_param __initdata = -1;
+
+static int __init tlbi_local_setup(char *arg)
+{
+	if (!arg)
+		return -EINVAL;
+	if (!strcmp(arg, "on"))
+		tlbi_local_param = 1;
+	else if (!strcmp(arg, "off"))
+		tlbi_local_param = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+early_param("tlbi_local", tlbi_local_setup);
+
+/*
+ * After smp_init(), so the CnP capability is final.  Only the choice is
+ * switched here; the holders have been counted since boot.
+ */
+static int __init tlbi_local_init(void)
+{
+	const char *why = NULL;
+
+	if (system_supports_cnp())
+		why = "CnP shares TLB entries between CPUs";
+	else if (!tlbi_local_param)
+		why = "tlbi_local=off";
+	else if (tlbi_local_param < 0 && !is_hyp_mode_available())
+		why = "entered at EL1, where HCR_EL2.FB may broadcast a local TLBI";
+
+	if (why) {
+		pr_info("tlbi_local: off (%s)\n", why);
+		return 0;
+	}
+	static_branch_enable(&tlbi_local_enabled);
+	pr_info("tlbi_local: on\n");
+	return 0;
+}
+arch_initcall(tlbi_local_init);
+
+static void local_flush_tlb_asid(unsigned long asid)
+{
+	unsigned long arg = __TLBI_VADDR(0, asid);
+
+	/*
+	 * No dsb(nshst) first: this CPU wrote none of the entries; the
+	 * flusher's dsb(ishst) made them visible before it marked us.  The
+	 * TTBR write that follows ends with an isb.
+	 */
+	__tlbi(aside1, arg);
+	__tlbi_user(aside1, arg);
+	dsb(nsh);
+}
+
+/* Every CPU but (if it holds @mm) this one must flush before using @mm. */
+static void tlbi_local_mark_stale(struct mm_struct *mm, bool self)
+{
+	struct cpumask *stale = mm_cpumask(mm);
+	unsigned int this = smp_processor_id();
+	unsigned int cpu;
+
+	/* Atomic bit by bit, and only the bits a catch-up cleared since. */
+	for_each_cpu_andnot(cpu, cpu_possible_mask, stale) {
+		if (!self || cpu != this)
+			cpumask_set_cpu(cpu, stale);
+	}
+}
+
+/*
+ * How a leaf-only flush of @mm is done.  Preemption is disabled and the
+ * new PTEs are visible (dsb(ishst)).
+ */
+static enum tlbi_scope tlbi_local_scope(struct mm_struct *mm)
+{
+	bool self = this_cpu_read(tlbi_local_mm) == mm;
+	enum tlbi_scope scope = SCOPE_BROADCAST;
+
+	if (!static_branch_unlikely(&tlbi_local_enabled) ||
+	    refcount_read(&mm->context.pinned) ||
+	    atomic_read(&mm->context.nr_active_cpus) > self)
+		goto out;
+
+	tlbi_local_mark_stale(mm, self);
+	/*
+	 * Store buffering against tlbi_local_switch_in(): we mark, then read
+	 * the count; a CPU switching in counts itself, then reads its mark.
+	 * With a full barrier on both sides at least one sees the other:
+	 * either we see it counted and broadcast, or it sees its mark and
+	 * catches up before its TTBR write.  The acquire keeps our later
+	 * frees of pages after this read.
+	 */
+	smp_mb();
+	if (atomic_read_acquire(&mm->context.nr_active_cpus) > self)
+		goto out;
+	scope = self ? SCOPE_LOCAL : SCOPE_SKIP;
+out:
+	count_vm_event(scope == SCOPE_BROADCAST ? TLBI_BROADCAST :
+		       scope == SCOPE_LOCAL ? TLBI_LOCAL : TLBI_SKIPPED);
+	return scope;
+}
+
+void tlbi_local_flush_page(struct mm_struct *mm, unsigned long uaddr,
+			   bool sync)
+{
+	unsigned long addr;
+
+	preempt_disable();
+	dsb(ishst);
+	addr = __TLBI_VADDR(uaddr, ASID(mm));
+	switch (tlbi_local_scope(mm)) {
+	case SCOPE_BROADCAST:
+		__tlbi(vale1is, addr);
+		__tlbi_user(vale1is, addr);
+		if (sync)
+			__tlbi_sync_s1ish();
+		break;
+	case SCOPE_LOCAL:
+		/*
+		 * Without @sync the TLBI completes at the latest at the
+		 * dsb(ish) of __switch_to(), before this task can run on
+		 * another CPU: the same argument as for the broadcast.
+		 */
+		__tlbi(vale1, addr);
+		__tlbi_user(vale1, addr);
+		if (sync)
+			dsb(nsh);
+		break;
+	case SCOPE_SKIP:
+		break;
+	}
+	preempt_enable();
+	uaddr &= PAGE_MASK;
+	mmu_notifier_arch_invalidate_secondary_tlbs(mm, uaddr,
+						    uaddr + PAGE_SIZE);
+}
+
+/* tlb_flush() of a leaf-only range: __flush_tlb_range() with a choice. */
+void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
+			    unsigned long end, unsigned long stride,
+			    int tlb_level)
+{
+	unsigned long asid, pages;
+	bool whole_asid;
+
+	start = round_down(start, stride);
+	end = round_up(end, stride);
+	pages = (end - start) >> PAGE_SHIFT;
+	/* The limits of __flush_tlb_range_nosync(). */
+	whole_asid = (!system_supports_tlb_range() &&
+		      (end - start) >= (MAX_DVM_OPS * stride)) ||
+		     pages > MAX_TLBI_RANGE_PAGES;
+
+	preempt_disable();
+	dsb(ishst);
+	asid = ASID(mm);
+	switch (tlbi_local_scope(mm)) {
+	case SCOPE_BROADCAST:
+		if (whole_asid) {
+			__tlbi(aside1is, __TLBI_VADDR(0, asid));
+			__tlbi_user(aside1is, __TLBI_VADDR(0, asid));
+		} else {
+			__flush_tlb_range_op(vale1is, start, pages, stride,
+					     asid, tlb_level, true,
+					     lpa2_is_enabled());
+		}
+		__tlbi_sync_s1ish();
+		break;
+	case SCOPE_LOCAL:
+		if (whole_asid) {
+			__tlbi(aside1, __TLBI_VADDR(0, asid));
+			__tlbi_user(aside1, __TLBI_VADDR(0, asid));
+		} else {
+			__flush_tlb_range_op(vale1, start, pages, stride,
+					     asid, tlb_level, true,
+					     lpa2_is_enabled());
+		}
+		dsb(nsh);
+		break;
+	case SCOPE_SKIP:
+		break;
+	}
+	preempt_enable();
+	if (whole_asid)
+		mmu_notifier_arch_invalidate_secondary_tlbs(mm, 0, -1UL);
+	else
+		mmu_notifier_arch_invalidate_secondary_tlbs(mm, start, end);
+}
+
+/*
+ * exit_mmap()'s flush of the walk caches, before the page tables are
+ * freed.  With no user left nobody can switch the mm in again, and with
+ * no holder no CPU has the ASID in its TTBR: the ASID is not reused
+ * before a rollover, which flushes every TLB.  Anything else broadcasts;
+ * tlb_finish_mmu() also sets fullmm on a live mm when flushes nest.
+ */
+bool tlbi_local_skip_exit_flush(struct mm_struct *mm)
+{
+	if (!static_branch_unlikely(&tlbi_local_enabled) ||
+	    refcount_read(&mm->context.pinned) ||
+	    atomic_read(&mm->mm_users) ||
+	    atomic_read_acquire(&mm->context.nr_active_cpus))
+		return false;
+	count_vm_event(TLBI_SKIPPED);
+	mmu_notifier_arch_invalidate_secondary_tlbs(mm, 0, -1UL);
+	return true;
+}
+
+void tlbi_local_count_broadcast(void)
+{
+	count_vm_event(TLBI_BROADCAST);
+}
+
+/*
+ * check_and_switch_context(), before the TTBR write: count this CPU as a
+ * holder of @mm and catch up if a flush skipped it.  Returns the mm this
+ * CPU held, for tlbi_local_switch_out(), with IRQs disabled: exec's
+ * activate_mm() comes here with them enabled.
+ */
+struct mm_struct *tlbi_local_switch_in(struct mm_struct *mm,
+				       unsigned long *flags)
+{
+	struct cpumask *stale = mm_cpumask(mm);
+	unsigned int cpu = smp_processor_id();
+	struct mm_struct *prev;
+
+	local_irq_save(*flags);
+	prev = this_cpu_read(tlbi_local_mm);
+	if (prev == mm)
+		return NULL;
+
+	atomic_inc(&mm->context.nr_active_cpus);
+	this_cpu_write(tlbi_local_mm, mm);
+	/*
+	 * Catalin Marinas (2020): nothing orders a TTBR write after a store
+	 * to memory.  A DSB does: the count is visible to every flusher
+	 * before this CPU can walk with the ASID.  It is also the full
+	 * barrier of the store-buffering pair in tlbi_local_scope().
+	 */
+	dsb(ish);
+	if (cpumask_test_cpu(cpu, stale) &&
+	    cpumask_test_and_clear_cpu(cpu, stale)) {
+		local_flush_tlb_asid(ASID(mm));
+		count_vm_event(TLBI_CATCHUP);
+	}
+	return prev;
+}
+
+/* After the TTBR write and its isb. */
+void tlbi_local_switch_out(struct mm_struct *prev, unsigned long flags)
+{
+	if (prev) {
+		/*
+		 * Mark Rutland (2020): the isb does not complete walks that
+		 * started with the old TTBR; only a DSB does.  Until then
+		 * this CPU may still cache entries of @prev, so it must stay
+		 * counted.
+		 */
+		dsb(ish);
+		atomic_dec(&prev->context.nr_active_cpus);
+	}
+	local_irq_restore(flags);
+}
+
+/* __switch_mm(&init_mm), after cpu_set_reserved_ttbr0() and its isb. */
+void tlbi_local_switch_to_reserved(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	tlbi_local_switch_out(this_cpu_xchg(tlbi_local_mm, NULL), flags);
+}

@@ -30,13 +30,16 @@ import time
 from pathlib import Path
 
 from . import benchreport, boot, check, guest, hostcaps, kbuild, ktap, \
-    source, targetrun
+    source, targetrun, tlbbench
 from .guestout import parse_bench_lines, test_blocks
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say, tail
 from .targets import TARGETS
 
 BENCH_ORDER = ("i386-smp", "i386-up", "arm", "x86_64")
+# After them, arm64 measures its own question (tlbbench.py: patch 0011's
+# local TLB invalidation), not pda_bench's rows.
+TLB_TARGET = tlbbench.TARGET
 BOOT_TIMEOUT = 900
 RUNS = 2
 # Kernel arguments of every bench boot: the guest counts instructions, and
@@ -357,13 +360,24 @@ def _raise_failed_boot(variants):
             raise fut.exception()
 
 
+def tlb_part(pristine, tree, unverified, timings, alone=False):
+    return tlbbench.main(pristine, tree, unverified, timings, BENCH_ARGS,
+                         QEMU_ARGS, CPIO_MTIME, BENCH_CONFIG, alone)
+
+
 def main(only=None):
     started = time.monotonic()
-    targets = [TARGETS[t] for t in only or BENCH_ORDER]
+    with_tlb = not only or TLB_TARGET in only
+    only = [t for t in only if t != TLB_TARGET] if only else None
     pristine, tree = check.patched_tree()
-    version = source.kernel_version(pristine)
     unverified = kbuild.series_options()
     timings = []
+    if only == []:
+        # --only arm64: results/tlbi.json and REPORT.md's section alone.
+        tlb_part(pristine, tree, unverified, timings, alone=True)
+        return 0
+    targets = [TARGETS[t] for t in only or BENCH_ORDER]
+    version = source.kernel_version(pristine)
     start = time.monotonic()
     host = host_segbench()
     timings.append(("host", "segbench", time.monotonic() - start))
@@ -412,10 +426,12 @@ def main(only=None):
         pair = {v["kind"]: v for v in variants if v["target"] == target.name}
         pair["pda"]["objects"] = series_objects(
             target, pair["pda"]["bdir"], pair["mainline"]["bdir"])
+    tlbi = tlb_part(pristine, tree, unverified, timings) if with_tlb \
+        else None
     state = {"variants": [{k: str(v) if k == "bdir" else v
                            for k, v in var.items()} for var in variants],
              "host": host, "series": sorted(unverified),
-             "option_costs": costs,
+             "option_costs": costs, "tlbi": tlbi,
              "minutes": (time.monotonic() - started) / 60,
              "partial": bool(only), "timings": timings}
     STATE.write_text(json.dumps(state, indent=1))
@@ -430,7 +446,8 @@ def report(state=None):
             REPO, state["variants"], state["host"], set(state["series"]),
             state["minutes"], partial=state["partial"],
             timings=[tuple(t) for t in state["timings"]],
-            option_costs=state.get("option_costs", []))
+            option_costs=state.get("option_costs", []),
+            tlbi=state.get("tlbi"))
     for path in written:
         say(f"  wrote {path.relative_to(REPO)}")
     say(f"bench: done in {state['minutes']:.1f} min")

@@ -16,6 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from . import tlbbench
 from .markers import replace_marked
 
 README_BEGIN = "<!-- bench:begin: written by `make bench` from results/; " \
@@ -397,7 +398,7 @@ def count_figures(variants):
 
 
 def report_md(variants, host, series_opts, minutes, partial, timings,
-              option_costs=()):
+              option_costs=(), tlbi=None):
     prs = pairs(variants)
     hm = host.get("machine", {})
     qemu = subprocess.run(["qemu-system-i386", "--version"],
@@ -529,8 +530,11 @@ def report_md(variants, host, series_opts, minutes, partial, timings,
             "`pda_user_seg` suite on) against the bench PDA kernel above; "
             "`X86_PDA_UP_NOSEG`: the bench PDA kernel against one built with "
             "`configs/bench-noseg-off.config`.", "",
-            costs_table(option_costs), "",
-            "## This run", "",
+            costs_table(option_costs), ""]
+    # arm64 (tlbbench.py): its own question, its own section.
+    if tlbi:
+        out += [tlbbench.section(tlbi), ""]
+    out += ["## This run", "",
             table(["kernel", "phase", "seconds"],
                   [[a, b, f"{c:.0f}"] for a, b, c in timings],
                   ["---", "---", "---:"]), "",
@@ -563,7 +567,7 @@ def rewrite_readme(text, section):
 
 
 def write(repo, variants, host, series_opts, minutes, partial=False,
-          timings=(), option_costs=()):
+          timings=(), option_costs=(), tlbi=None):
     repo = Path(repo)
     results = repo / "results"
     results.mkdir(exist_ok=True)
@@ -581,9 +585,11 @@ def write(repo, variants, host, series_opts, minutes, partial=False,
     written.append(path)
     prs = pairs(variants)
     written += plots(results, prs)
+    if tlbi:
+        written.append(tlbbench.write(repo, tlbi))
     path = results / "REPORT.md"
     path.write_text(report_md(variants, host, series_opts, minutes, partial,
-                              timings, option_costs))
+                              timings, option_costs, tlbi))
     written.append(path)
     if not partial:
         readme = repo / "README.md"

@@ -42,7 +42,7 @@ def qemu_cmd(target, image, initrd, append, accel, icount=False,
 
 def kernel_args(target, timeout, extra=""):
     return (f"console={target.console} panic=-1 pda.cpus={target.cpus} "
-            f"pda.timeout={timeout} {extra}").strip()
+            f"pda.timeout={timeout} {target.append} {extra}").strip()
 
 
 def accel_for(target, image, initrd):

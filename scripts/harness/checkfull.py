@@ -9,17 +9,18 @@ import time
 from . import boot, check, ktap, reliability, targetrun
 from .paths import BUILD, LOGS
 from .progress import StepFailed, say, tail
-from .targets import CHECK_ORDER, DEBUG_ORDER, TARGETS
+from .targets import CHECK_ORDER, DEBUG_ORDER, FULL_ONLY_ORDER, TARGETS
 
 SOAK_SCALE = 10
 SOAK_BUDGET_S = 20 * 60
-SOAK_TARGETS = ("i386-smp", "i386-up", "arm", "x86_64")
+SOAK_TARGETS = ("i386-smp", "i386-up", "arm", "x86_64", "arm64")
 # The stress tests: they read pda.scale; the upstream rseq ones take their
 # repetitions on argv instead (-r).
 SOAK_TESTS = ("x86_pda_migration_storm", "x86_pda_counter",
               "x86_pda_hotplug", "getcpu_cache_migration",
               "getcpu_cache_fuzz", "hotplug_churn", "x86_seg_fuzz",
-              "x86_user_fs")
+              "x86_user_fs", "tlb_mprotect", "tlb_madv_dontneed",
+              "tlb_remap", "tlb_fork_cow", "tlb_migrate")
 SOAK_RSEQ = "upstream_rseq_param_test_"
 
 # What a debug kernel prints when its checkers are live, and what lockdep
@@ -75,7 +76,8 @@ def soak_missing(target, names):
     """SOAK_TESTS this target should run but whose program is not there
     (a renamed test would otherwise just shrink the soak)."""
     want = [t for t in SOAK_TESTS
-            if target.user_arch == "i386" or not t.startswith("x86_")]
+            if (target.user_arch == "i386" or not t.startswith("x86_")) and
+            (target.user_arch == "arm64" or not t.startswith("tlb_"))]
     return [t for t in want if t not in names]
 
 
@@ -138,8 +140,8 @@ def main(seed=None):
         return check.summary([("tree", "patch-failed", None, str(e))],
                              started) or 5
     rows = check.host_tests(pristine, tree)
-    rows += check.guest_targets(CHECK_ORDER + tuple(check.BOCHS), tree,
-                                None, args, full=True)
+    rows += check.guest_targets(CHECK_ORDER + tuple(check.BOCHS) +
+                                FULL_ONLY_ORDER, tree, None, args, full=True)
     rows += debug_targets(tree, args)
     rows += soak(tree, args)
     worst = check.summary(rows, started)

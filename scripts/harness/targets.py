@@ -19,6 +19,7 @@ class Target:
     user_arch_64: str = ""      # and a 64-bit one on top, named NAME_64
     qemu_cpu: str = "max,vendor=GenuineIntel"   # QEMU -cpu under TCG
     machine: str = "virt"       # QEMU -M of the ARM targets
+    append: str = ""            # kernel arguments of every boot
     kernel: str = ""            # boots the kernel built for this target
 
 
@@ -67,6 +68,11 @@ for _base in ("i386-smp", "arm", "x86_64", "arm64"):
     TARGETS[f"{_base}-debug"] = replace(_t, name=f"{_base}-debug",
                                         fragments=_t.fragments + ("debug",))
 DEBUG_ORDER = ("i386-smp-debug", "arm-debug", "x86_64-debug", "arm64-debug")
+# The arm64 kernel again with CONFIG_ARM64_TLBI_LOCAL switched off at boot:
+# its TLB tests must pass when every flush broadcasts, too.
+TARGETS["arm64-tlbi-off"] = replace(TARGETS["arm64"], name="arm64-tlbi-off",
+                                    kernel="arm64", append="tlbi_local=off")
+FULL_ONLY_ORDER = ("arm64-tlbi-off",)
 
 CHECK_ORDER = ("i386-smp", "i386-up", "arm", "x86_64", "x86_64-nofsgsbase",
                "arm64")

@@ -27,18 +27,18 @@
  */
 
 #include <linux/atomic.h>
+#include <linux/cpufeature.h>
 #include <linux/cpumask.h>
 #include <linux/init.h>
 #include <linux/jump_label.h>
 #include <linux/mm.h>
+#include <linux/mmu_context.h>
 #include <linux/mmu_notifier.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/string.h>
 #include <linux/vmstat.h>
 
-#include <asm/cpufeature.h>
-#include <asm/mmu_context.h>
 #include <asm/tlbflush.h>
 #include <asm/virt.h>
 

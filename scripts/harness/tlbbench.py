@@ -1,0 +1,501 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make bench, arm64: what CONFIG_ARM64_TLBI_LOCAL (patch 0011) changes.
+
+Figures, not assertions (issue 16).  Three kernels, all tinyconfig plus
+the arm64 target's fragments plus configs/bench.config:
+
+  mainline-arm64      the pristine 6.12 tree
+  bench-arm64         the PDA tree, ARM64_TLBI_LOCAL=y (the arm64 target)
+  bench-arm64-tlbi-n  the PDA tree, ARM64_TLBI_LOCAL=n, nothing else changed
+
+and tests/bench/tlb_bench.c in the guest.  What is measured:
+
+1. Flush counts: the /proc/vmstat tlbi_* deltas of each workload on
+   bench-arm64 booted with tlbi_local=off and with tlbi_local=on.  Under
+   TCG the kernel is entered at EL2 (virtualization=on), so "on" is also
+   its default.
+2. Wall time under multi-threaded TCG (-accel tcg,thread=multi, 4 vCPUs):
+   mainline against the option on (and off), in one run, min and median of
+   the repetitions inside the guest.  TCG implements an inner-shareable
+   TLBI by stopping every vCPU (async_safe_run_on_cpu()), which makes a
+   broadcast far dearer than on hardware: the ratio bounds the gain, it
+   does not predict it.
+3. Context-switch cost under -icount: two processes ping-ponging over
+   pipes on CPU 0, instructions per switch, bench-arm64-tlbi-n against
+   bench-arm64 (and mainline), booted as bench.py boots (BENCH_ARGS,
+   QEMU_ARGS, CPIO_MTIME), twice each; the two boots must agree.
+4. Size: `size vmlinux` of the three kernels.
+
+The per-boot figures go into results/tlbi.json and a section of
+results/REPORT.md (benchreport.py calls section()).
+"""
+
+import dataclasses
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from . import boot, guest, targetrun
+from .guestout import parse_bench_lines, test_blocks, PREFIX
+from .markers import replace_marked
+from .paths import BUILD, LOGS, REPO
+from .progress import Phase, StepFailed, fail, reset_log, run, say
+from .targets import TARGETS
+
+TARGET = "arm64"
+OPTION = "CONFIG_ARM64_TLBI_LOCAL"
+TLB_PREFIX = "tlb-bench: "
+PROGRAM = "tlb_bench"
+BOOT_TIMEOUT = 1200
+# The workloads whose counts and wall time are measured, with what they
+# are (tests/bench/tlb_bench.c says more).
+WORKLOADS = [
+    ("mprotect", "one process per CPU, each pinned, mprotect RW→RO→RW on "
+     "its own 4 pages; per mprotect pair"),
+    ("madvise", "one thread per CPU in one process, each pinned, write 4 "
+     "pages + MADV_DONTNEED (ITERS/8 per thread); per madvise"),
+    ("madvise1", "the same, one thread only (the mm on one CPU), ITERS/8; "
+     "per madvise"),
+    ("cow", "touch 16 pages, fork, the child writes them and exits, wait; "
+     "per fork"),
+]
+COUNTERS = ("tlbi_broadcast", "tlbi_local", "tlbi_skipped", "tlbi_catchup")
+# Repetitions inside the guest and the loop count of each (tlb_bench -r -n).
+REPS = 7
+ITERS = 200
+WALL_ARGS = ["-r", str(REPS), "-n", str(ITERS)] + [w for w, _ in WORKLOADS]
+# ctxsw: 400 round trips (800 switches) per repetition.
+ICOUNT_ARGS = ["-r", str(REPS), "-n", "200", "ctxsw"]
+# Multi-threaded TCG, QEMU's default for an ARM guest on an x86 host,
+# spelled out.
+MTTCG = "tcg,thread=multi"
+WALL_CPUS = 4
+# Under -icount QEMU 7.2 runs the vCPUs round-robin on one thread (see
+# bench.BENCH_CPUS); the ping-pong is on CPU 0 only, and 2 CPUs keep a
+# second CPU that holds other mms, as on a real SMP system.
+ICOUNT_CPUS = 2
+ICOUNT_RUNS = 2
+STATE = BUILD / "tlbi-state.json"
+SECTION_BEGIN = "<!-- tlbi:begin: written by `make bench` (tlbbench.py) -->"
+SECTION_END = "<!-- tlbi:end -->"
+
+
+# ------------------------------------------------------------ parsing
+
+def parse_lines(lines):
+    """tlb_bench's lines -> parse_bench_lines()'s dict (same format, its
+    own prefix)."""
+    return parse_bench_lines([PREFIX + line[len(TLB_PREFIX):]
+                              for line in lines
+                              if line.startswith(TLB_PREFIX)])
+
+
+def parse_console(text, name=PROGRAM):
+    """One boot's console -> {"ops", "info", "failed", "verdict"}."""
+    blocks = test_blocks(text)
+    res = parse_lines(blocks.get(name, []))
+    res["ran"] = name in blocks
+    return res
+
+
+def differences(runs):
+    """Rows whose min or median differ between boots, as messages."""
+    diffs = []
+    names = sorted(set().union(*(r["ops"] for r in runs)))
+    for name in names:
+        figs = [{k: r["ops"].get(name, {}).get(k)
+                 for k in ("min", "median", "na")} for r in runs]
+        if any(f != figs[0] for f in figs):
+            diffs.append(f"{name}: " + "; ".join(
+                f"run {i + 1}: {f}" for i, f in enumerate(figs)))
+    return diffs
+
+
+# ------------------------------------------------------- the kernels
+
+def option_off_fragment():
+    """A fragment switching the option off: generated, so that configs/
+    keeps only the fragments a user builds with."""
+    frag = BUILD / "tlbbench-option-n.config"
+    frag.parent.mkdir(parents=True, exist_ok=True)
+    frag.write_text(f"# {OPTION} is not set\n")
+    return frag
+
+
+def kernels(pristine, tree, unverified, timings, bench_config):
+    """{label: build dir} of the three kernels."""
+    target = TARGETS[TARGET]
+    out = {}
+    for label, src, frags, unv in (
+            ("mainline-arm64", pristine, (bench_config,), unverified),
+            ("bench-arm64", tree, (bench_config,), ()),
+            ("bench-arm64-tlbi-n", tree,
+             (bench_config, option_off_fragment()), ())):
+        start = time.monotonic()
+        out[label] = targetrun.kernel(target, src, label=label,
+                                      unverified=unv, extra_fragments=frags)
+        timings.append((label, "configure + build",
+                        time.monotonic() - start))
+    return out
+
+
+def size_of(path):
+    out = subprocess.run(["aarch64-linux-gnu-size", str(path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    if out.returncode:
+        raise StepFailed(f"size {path} failed:\n{out.stdout}")
+    text, data, bss = out.stdout.splitlines()[1].split()[:3]
+    return {"text": int(text), "data": int(data), "bss": int(bss)}
+
+
+def option_of(bdir):
+    for line in (Path(bdir) / ".config").read_text().splitlines():
+        if line.startswith(OPTION + "="):
+            return line.split("=", 1)[1]
+    return "n"
+
+
+# ------------------------------------------------------ user space
+
+def user_space(tree, cpio_mtime):
+    """/init and tlb_bench for arm64, stripped (bench.stripped() says
+    why), in one initramfs per use: (wall, icount) cpio paths."""
+    out = BUILD / "bench-user-arm64"
+    log = reset_log(LOGS / "bench-user-arm64.log")
+    with Phase("user-arm64", "build init, tlb_bench", log):
+        init = out / "init"
+        run(["make", "-C", REPO / "tests/guest", "ARCH=arm64", f"O={out}",
+             f"KSRC={tree}", init], log, what="init (arm64)")
+        exe = out / PROGRAM
+        src = REPO / "tests/bench" / f"{PROGRAM}.c"
+        if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
+            run(guest.CC["arm64"].split() +
+                ["-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", exe,
+                 src], log, what="tlb_bench (arm64)")
+        stripped = []
+        for f in (init, exe):
+            s = f.with_name(f.name + ".stripped")
+            run(["aarch64-linux-gnu-strip", "--strip-all",
+                 "--remove-section=.note.gnu.build-id", "-o", s, f], log,
+                what=f"strip {f.name}")
+            stripped.append(s)
+    cpios = []
+    for kind, argv in (("wall", WALL_ARGS), ("icount", ICOUNT_ARGS)):
+        fs = guest.Initramfs(stripped[0])
+        fs.add_test(PROGRAM, stripped[1], argv)
+        cpio = BUILD / f"bench-arm64-{kind}.cpio"
+        fs.write(tree, cpio, log, mtime=cpio_mtime)
+        cpios.append(cpio)
+    return cpios
+
+
+# ------------------------------------------------------------ boots
+
+def boot_one(label, bdir, cpio, name, cpus, append, icount, qemu_args=()):
+    target = dataclasses.replace(TARGETS[TARGET], cpus=cpus)
+    console = LOGS / label / f"tlbbench-{name}.console.log"
+    how = "qemu -icount shift=0" if icount else f"-accel {MTTCG}"
+    with Phase(label, f"tlb_bench {name} ({how}, {cpus} CPUs)", console):
+        outcome, rep = boot.qemu(
+            target, Path(bdir) / target.boot_image, cpio, console,
+            BOOT_TIMEOUT, "tcg" if icount else MTTCG,
+            boot.kernel_args(target, BOOT_TIMEOUT * 2 // 3, append),
+            icount=icount, qemu_args=qemu_args)
+    res = parse_console(console.read_text(errors="replace"))
+    if outcome != boot.PASS or res["failed"] or not res["ops"]:
+        fail(f"[{label}] tlb_bench {name}: {boot.describe(outcome, rep)}; " +
+             ("; ".join(res["failed"]) or "figures: " + str(len(res["ops"]))),
+             console)
+    res["console"] = str(console)
+    res["append"] = append
+    return res
+
+
+def measure(pristine, tree, unverified, timings, bench_args, qemu_args,
+            cpio_mtime, bench_config):
+    """Builds, boots, returns the state report() needs."""
+    started = time.monotonic()
+    bdirs = kernels(pristine, tree, unverified, timings, bench_config)
+    wall_cpio, icount_cpio = user_space(tree, cpio_mtime)
+    # Wall time and counts: one boot per kernel/setting, in one run.
+    wall = {}
+    for key, label, append in (
+            ("mainline", "mainline-arm64", ""),
+            ("off", "bench-arm64", "tlbi_local=off"),
+            ("on", "bench-arm64", "tlbi_local=on")):
+        start = time.monotonic()
+        wall[key] = boot_one(label, bdirs[label], wall_cpio, f"wall-{key}",
+                             WALL_CPUS, append, False)
+        timings.append((label, f"tlb_bench wall ({key})",
+                        time.monotonic() - start))
+    # Instructions per switch: two boots each, which must agree.
+    icount = {}
+    for key, label in (("n", "bench-arm64-tlbi-n"), ("y", "bench-arm64"),
+                       ("mainline", "mainline-arm64")):
+        runs = []
+        for n in range(1, ICOUNT_RUNS + 1):
+            start = time.monotonic()
+            runs.append(boot_one(label, bdirs[label], icount_cpio,
+                                 f"icount-{n}", ICOUNT_CPUS, bench_args,
+                                 True, qemu_args))
+            timings.append((label, f"tlb_bench icount {n}",
+                            time.monotonic() - start))
+        diffs = differences(runs)
+        if diffs:
+            raise StepFailed(f"[{label}] tlb_bench instruction counts "
+                             f"differ between boots:\n    " +
+                             "\n    ".join(diffs))
+        icount[key] = runs
+    state = {
+        "machine": machine(),
+        "qemu": qemu_version(),
+        "kernels": {label: {"option": option_of(b),
+                            "size": size_of(Path(b) / "vmlinux"),
+                            "bdir": str(b)} for label, b in bdirs.items()},
+        "wall": wall, "icount": icount,
+        "wall_cpus": WALL_CPUS, "icount_cpus": ICOUNT_CPUS,
+        "reps": REPS, "iters": ITERS, "bench_args": bench_args,
+        "qemu_args": list(qemu_args),
+        "minutes": (time.monotonic() - started) / 60,
+    }
+    STATE.write_text(json.dumps(state, indent=1))
+    return state
+
+
+def machine():
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu_model": model, "host_cpus": os.cpu_count(),
+            "loadavg": " ".join(Path("/proc/loadavg").read_text()
+                                .split()[:3])}
+
+
+def qemu_version():
+    out = subprocess.run(["qemu-system-aarch64", "--version"],
+                         stdout=subprocess.PIPE, text=True).stdout
+    return out.splitlines()[0] if out else "QEMU"
+
+
+# ------------------------------------------------------------ report
+
+def _fmt(v):
+    if v is None:
+        return "n/a"
+    return str(int(round(v))) if abs(v - round(v)) < 0.005 else f"{v:.2f}"
+
+
+def _mm(row):
+    if row is None:
+        return "—"
+    if "na" in row:
+        return "n/a"
+    if row.get("unit") == "ns":     # wall time: a ns is fine enough
+        return f"{row['min']:.0f} / {row['median']:.0f}"
+    return f"{_fmt(row['min'])} / {_fmt(row['median'])}"
+
+
+def _ratio(a, b, key):
+    if not a or not b or "na" in a or "na" in b or not a[key]:
+        return "n/a"
+    return f"{b[key] / a[key]:.3f}"
+
+
+def counts_table(state):
+    rows = []
+    for w, what in WORKLOADS:
+        t = state["wall"]["on"]["ops"].get(f"{w}.time") or {}
+        for c in COUNTERS:
+            off = state["wall"]["off"]["ops"].get(f"{w}.{c}")
+            on = state["wall"]["on"]["ops"].get(f"{w}.{c}")
+            rows.append([f"`{w}`" if c == COUNTERS[0] else "",
+                         t.get("iters", "—") if c == COUNTERS[0] else "",
+                         c, _mm(off), _mm(on)])
+    return _table(["workload", "ops per repetition", "counter",
+                   "tlbi_local=off: per repetition, min / median",
+                   "tlbi_local=on: per repetition, min / median"], rows)
+
+
+def wall_table(state):
+    rows = []
+    for w, what in WORKLOADS:
+        m, off, on = (state["wall"].get(k, {}).get("ops", {})
+                      .get(f"{w}.time") for k in ("mainline", "off", "on"))
+        rows.append([f"`{w}`", what, _mm(m), _mm(off), _mm(on),
+                     _ratio(m, on, "min"), _ratio(m, on, "median"),
+                     _ratio(off, on, "median")])
+    return _table(["workload", "ns per", "mainline min / median",
+                   "option off min / median", "option on min / median",
+                   "TCG wall ratio on / mainline (min)",
+                   "TCG wall ratio on / mainline (median)",
+                   "on / off (median)"], rows)
+
+
+def icount_table(state):
+    rows = []
+    base = state["icount"]["n"][0]["ops"].get("ctxsw.time")
+    for key, what in (("n", "PDA, ARM64_TLBI_LOCAL=n"),
+                      ("y", "PDA, ARM64_TLBI_LOCAL=y (on)"),
+                      ("mainline", "mainline 6.12")):
+        row = (state["icount"].get(key) or [{"ops": {}}])[0]["ops"] \
+            .get("ctxsw.time")
+        d = "" if key == "n" or not row or "na" in row or not base else \
+            f"{row['median'] - base['median']:+.2f}"
+        rows.append([what, _mm(row), d])
+    return _table(["kernel", "instructions per switch min / median",
+                   "Δ against =n (median)"], rows)
+
+
+def size_table(state):
+    rows = []
+    ks = state["kernels"]
+    n = ks["bench-arm64-tlbi-n"]["size"]
+    for label in ("mainline-arm64", "bench-arm64-tlbi-n", "bench-arm64"):
+        if label not in ks:
+            continue
+        s = ks[label]["size"]
+        rows.append([f"`{label}`", ks[label]["option"],
+                     f"{s['text']} / {s['data']} / {s['bss']}",
+                     f"{s['text'] - n['text']:+d} / "
+                     f"{s['data'] - n['data']:+d} / "
+                     f"{s['bss'] - n['bss']:+d}"])
+    return _table(["kernel", OPTION.replace("CONFIG_", ""),
+                   "text / data / bss", "Δ against =n"], rows)
+
+
+def _table(head, rows):
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def section(state):
+    """The REPORT.md section, between its own markers."""
+    m = state["machine"]
+    info = state["wall"]["on"]["info"]
+    return "\n".join([
+        SECTION_BEGIN,
+        "## arm64: local TLB invalidation (`ARM64_TLBI_LOCAL`, patch 0011)",
+        "",
+        "- **Machine.** Host: "
+        f"{m['cpu_model']}, {m['host_cpus']} CPUs, load average "
+        f"{m['loadavg']} when it started (other builds share these cores). "
+        f"Guest: {state['qemu']}, `-M virt,virtualization=on -cpu "
+        "cortex-a57` (the kernel is entered at EL2, so the option is on by "
+        f"default), guest kernel {info.get('kernel', '?')}.",
+        "- **Kernels.** `mainline-arm64` (pristine 6.12), `bench-arm64` "
+        "(PDA, `ARM64_TLBI_LOCAL=y`) and `bench-arm64-tlbi-n` (PDA, the "
+        "option `n`, nothing else changed), all `tinyconfig` + "
+        "`configs/base.config` + `configs/arm64.config` + "
+        "`configs/bench.config`.",
+        "- **Program**: `tests/bench/tlb_bench.c`; every figure is "
+        f"**min / median** over {state['reps']} repetitions inside the "
+        "guest, after one warm-up. Counts are the `/proc/vmstat` deltas of "
+        "one whole repetition, read once every worker finished its loop "
+        "and before any exits.",
+        "",
+        "### Flush counts, option off against on (exact)", "",
+        f"`bench-arm64` booted with `tlbi_local=off` and `tlbi_local=on`, "
+        f"{state['wall_cpus']} vCPUs, {state['iters']} loop iterations per "
+        "process or thread per repetition. Each workload runs in a new "
+        "process born on CPU 0: an idle CPU keeps the last user mm in TTBR0 "
+        "and so still holds it.", "",
+        counts_table(state), "",
+        "`madvise` (a thread per CPU) has the mm live on every CPU, so it "
+        "broadcasts with the option on too; its threads zap concurrently, "
+        "and a zap that finds another in flight (`mm_tlb_flush_nested()`) "
+        "flushes more widely, so it counts more flushes than calls, by a "
+        "number that varies between repetitions. The other rows are the "
+        "same in every repetition.", "",
+        "### Wall time under multi-threaded TCG (a bound, not a "
+        "prediction)", "",
+        f"`-accel {MTTCG}`, {state['wall_cpus']} vCPUs, guest "
+        "`CLOCK_MONOTONIC`, ns per operation; mainline, then `bench-arm64` "
+        "with the option off and on, one boot each in this run. **TCG "
+        "makes a broadcast far dearer than hardware does**: QEMU implements "
+        "an inner-shareable TLBI by stopping every vCPU "
+        "(`async_safe_run_on_cpu()` on all of them), and a local TLBI "
+        "flushes one vCPU's soft TLB. The ratio therefore bounds the gain "
+        "of skipping broadcasts; it does not predict it on hardware. Wall "
+        "figures on a shared host vary from run to run; the counts above "
+        "do not.", "",
+        wall_table(state), "",
+        "### Context switch under `-icount` (instructions)", "",
+        "Two processes (two mms, so `switch_mm()` runs) ping-pong one byte "
+        "over pipes, both pinned to CPU 0; instructions per switch (half a "
+        f"round trip). `qemu -icount shift=0,sleep=off "
+        f"{' '.join(state['qemu_args'])}`, kernel arguments "
+        f"`{state['bench_args']}`, the initramfs with fixed mtimes; "
+        f"{state['icount_cpus']} CPUs (QEMU 7.2 runs `-icount` vCPUs "
+        "round-robin on one thread). \"Off\" is a kernel built with the "
+        "option `n`: with it `y`, `tlbi_local=off` still counts holders at "
+        f"every switch. Each kernel booted {ICOUNT_RUNS} times; the "
+        "figures were identical.", "",
+        icount_table(state), "",
+        "### Size (`size vmlinux`, bytes)", "",
+        size_table(state), "",
+        f"This part took {state['minutes']:.1f} min. Console logs: "
+        "`~/.cache/pda/logs/<kernel>/tlbbench-*.console.log`; raw figures "
+        "`results/tlbi.json`.",
+        SECTION_END])
+
+
+def results_json(state):
+    """What results/tlbi.json keeps: every figure, no host paths."""
+    def run(r):
+        return {"append": r["append"], "info": r["info"], "ops": r["ops"]}
+    return {"machine": state["machine"], "qemu": state["qemu"],
+            "kernels": {k: {"option": v["option"], "size": v["size"]}
+                        for k, v in state["kernels"].items()},
+            "method": {"reps": state["reps"], "iters": state["iters"],
+                       "wall": f"-accel {MTTCG}, {state['wall_cpus']} vCPUs",
+                       "icount": f"-icount shift=0,sleep=off "
+                       f"{' '.join(state['qemu_args'])}, "
+                       f"{state['icount_cpus']} CPUs, {ICOUNT_RUNS} boots",
+                       "wall_ratio": "TCG only: a broadcast stops every "
+                       "vCPU; bounds the gain, does not predict it"},
+            "wall": {k: run(v) for k, v in state["wall"].items()},
+            "icount": {k: run(v[0]) for k, v in state["icount"].items()}}
+
+
+def write(repo, state):
+    """results/tlbi.json, and the REPORT.md section in place (when this
+    part ran alone; a full run writes REPORT.md with it)."""
+    results = Path(repo) / "results"
+    results.mkdir(exist_ok=True)
+    path = results / "tlbi.json"
+    path.write_text(json.dumps(results_json(state), indent=1,
+                               sort_keys=True) + "\n")
+    return path
+
+
+def update_report(repo, state):
+    report = Path(repo) / "results/REPORT.md"
+    text = report.read_text() if report.exists() else ""
+    if SECTION_BEGIN in text and SECTION_END in text:
+        text = replace_marked(text, SECTION_BEGIN, SECTION_END,
+                              section(state))
+    else:
+        text = text.rstrip("\n") + "\n\n" + section(state) + "\n"
+    report.write_text(text)
+    return report
+
+
+def main(pristine, tree, unverified, timings, bench_args, qemu_args,
+         cpio_mtime, bench_config, alone=False):
+    """Measure; alone: also write results/ now (bench --only arm64)."""
+    state = measure(pristine, tree, unverified, timings, bench_args,
+                    qemu_args, cpio_mtime, bench_config)
+    if alone:
+        for path in (write(REPO, state), update_report(REPO, state)):
+            say(f"  wrote {path.relative_to(REPO)}")
+    return state

@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tlb_bench: the guest half of make bench's arm64 TLB section
+ * (scripts/harness/tlbbench.py), for CONFIG_ARM64_TLBI_LOCAL (patch 0011).
+ *
+ * It measures the workloads of issue 16, each as R repetitions (after one
+ * warm-up) of a fixed amount of work:
+ *
+ *	mprotect	one process per CPU, each pinned to its CPU, each
+ *			looping mprotect(RW -> RO -> RW) over its own small
+ *			mapping, writing it after each RW (ops: mprotect
+ *			pairs, summed over the processes)
+ *	madvise		one thread per CPU in one process, each pinned, each
+ *			writing its own chunk and freeing it with
+ *			MADV_DONTNEED, as a malloc library does (ops: madvise
+ *			calls, summed over the threads; ITERS / 8 per thread)
+ *	madvise1	the same with a single thread: the mm is live on one
+ *			CPU only
+ *	cow		a process (pinned to CPU 0) touches N pages, forks; the
+ *			child writes each page (a copy-on-write fault each)
+ *			and exits; the parent waits (ops: forks)
+ *	ctxsw		two processes (two mms, so switch_mm() runs), both
+ *			pinned to CPU 0, ping-pong one byte over pipes (ops:
+ *			switches, half a round trip each)
+ *
+ * Per repetition it reads the /proc/vmstat tlbi_* counters before and
+ * after the work (once every process has finished the work but before
+ * any exits, so exit_mmap()'s flushes are not counted, except in cow where
+ * the child's exit is part of the work), and CLOCK_MONOTONIC.  Under
+ * "qemu -icount shift=0" with pda.icount on the kernel command line,
+ * CLOCK_MONOTONIC advances 1 ns per guest instruction, so the time rows
+ * are instructions (unit=insns); otherwise wall-clock ns (unit=ns).
+ *
+ * Output, in pda_bench's line format (scripts/harness/guestout.py) with
+ * its own prefix:
+ *
+ *	tlb-bench: W.time min=X median=Y reps=R iters=OPS unit=ns|insns
+ *		time per op (total of the repetition / OPS)
+ *	tlb-bench: W.COUNTER min=X median=Y reps=R iters=1 unit=flushes
+ *		the counter's delta over one whole repetition
+ *	tlb-bench: W.COUNTER n/a absent from /proc/vmstat
+ *	tlb-bench: W FAILED what: error
+ *	tlb-bench: info KEY=VALUE ...
+ *
+ * COUNTER is tlbi_broadcast, tlbi_local, tlbi_skipped or tlbi_catchup.
+ *
+ * Usage: tlb_bench [-r REPS] [-n ITERS] [WORKLOAD...]  (default: all but
+ * ctxsw).  ITERS scales the per-process loop counts.  Exit 0, or 1 if
+ * something that must work (a fork, a pipe, a mapping) failed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../guest/lib/cmdline.h"
+
+#define MAX_REPS		31
+#define MAX_CPUS		64
+#define PAGE			4096
+#define MPROT_PAGES		4	/* each process's mapping */
+#define MADV_PAGES		4	/* each thread's chunk */
+#define COW_PAGES		16
+
+static int reps = 7;
+static long iters = 200;
+/*
+ * madvise with a thread per CPU broadcasts with the option on or off (the
+ * mm is live on every CPU), and under multi-threaded TCG a broadcast
+ * stops every vCPU: tens of ms each on a loaded host.  It loops
+ * iters / MADV_SCALE times per thread.
+ */
+#define MADV_SCALE		8
+static int ncpus;
+static int failed;
+static const char *unit = "ns";
+
+static const char *const counter_name[] = {
+	"tlbi_broadcast", "tlbi_local", "tlbi_skipped", "tlbi_catchup",
+};
+#define NR_COUNTERS	4
+
+struct sample {
+	int64_t t[MAX_REPS];
+	int64_t c[NR_COUNTERS][MAX_REPS];
+};
+
+/* ----------------------------------------------------------- helpers */
+
+static int64_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/*
+ * The four counters, or -1 for each the kernel lacks (mainline, or the
+ * option off at build time).  /proc/vmstat sums every CPU's counts.
+ */
+static void vmstat_read(int64_t v[NR_COUNTERS])
+{
+	char line[128], name[64];
+	long long val;
+	FILE *f;
+	int i;
+
+	for (i = 0; i < NR_COUNTERS; i++)
+		v[i] = -1;
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %lld", name, &val) != 2)
+			continue;
+		for (i = 0; i < NR_COUNTERS; i++)
+			if (!strcmp(name, counter_name[i]))
+				v[i] = val;
+	}
+	fclose(f);
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void row(const char *w, const char *what, int64_t *v, long ops,
+		const char *u)
+{
+	qsort(v, reps, sizeof(*v), cmp_i64);
+	printf("tlb-bench: %s.%s min=%.2f median=%.2f reps=%d iters=%ld "
+	       "unit=%s\n", w, what, (double)v[0] / ops,
+	       (double)v[reps / 2] / ops, reps, ops, u);
+}
+
+static void report(const char *w, struct sample *s, long ops)
+{
+	int i;
+
+	row(w, "time", s->t, ops, unit);
+	for (i = 0; i < NR_COUNTERS; i++) {
+		if (s->c[i][0] < 0)
+			printf("tlb-bench: %s.%s n/a absent from /proc/vmstat\n",
+			       w, counter_name[i]);
+		else
+			row(w, counter_name[i], s->c[i], 1, "flushes");
+	}
+	fflush(stdout);
+}
+
+static void broken(const char *w, const char *what)
+{
+	printf("tlb-bench: %s FAILED %s: %s\n", w, what, strerror(errno));
+	fflush(stdout);
+	failed = 1;
+}
+
+/* Rep @r (-1: warm-up) took @t ns between counter readings @a and @b. */
+static void record(struct sample *s, int r, int64_t t,
+		   const int64_t a[NR_COUNTERS], const int64_t b[NR_COUNTERS])
+{
+	int i;
+
+	if (r < 0)
+		return;
+	s->t[r] = t;
+	for (i = 0; i < NR_COUNTERS; i++)
+		s->c[i][r] = a[i] < 0 || b[i] < 0 ? -1 : b[i] - a[i];
+}
+
+/*
+ * A store only: a read first would map the zero page and the write then
+ * copy it (one more fault, and a flush, per page after MADV_DONTNEED).
+ */
+static void touch(volatile char *p, int pages)
+{
+	int i;
+
+	for (i = 0; i < pages; i++)
+		p[i * PAGE] = (char)i;
+}
+
+/*
+ * A start line for forked workers: each writes a byte to @ready when set
+ * up, waits for a byte on @go, works, writes a byte to @done, and waits
+ * for EOF on @end before it exits.  So the parent reads the counters and
+ * the clock with every worker set up (not counting fork and mmap) and
+ * again with every worker finished (not counting exit).  @end is not @go:
+ * a worker that finished first must not eat another's go byte.
+ */
+struct gate {
+	int ready[2], go[2], done[2], end[2];
+};
+
+static int gate_open(struct gate *g)
+{
+	return pipe(g->ready) || pipe(g->go) || pipe(g->done) ||
+		pipe(g->end) ? -1 : 0;
+}
+
+static void gate_close(struct gate *g)
+{
+	int *fd = &g->ready[0];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+}
+
+/* In a worker: 0 once the parent said go. */
+static int gate_wait(struct gate *g)
+{
+	char c = 'r';
+
+	close(g->end[1]);
+	if (write(g->ready[1], &c, 1) != 1)
+		return -1;
+	return read(g->go[0], &c, 1) == 1 ? 0 : -1;
+}
+
+/* In a worker, after the work: report, then wait for the parent's EOF. */
+static void gate_finish(struct gate *g)
+{
+	char c = 'd';
+
+	if (write(g->done[1], &c, 1) != 1)
+		_exit(1);
+	while (read(g->end[0], &c, 1) > 0)
+		;
+}
+
+/* In the parent: wait for @n bytes on @fd. */
+static int gate_collect(int fd, int n)
+{
+	char c;
+
+	while (n--)
+		if (read(fd, &c, 1) != 1)
+			return -1;
+	return 0;
+}
+
+/* ---------------------------------------------------------- mprotect */
+
+static void mprotect_worker(struct gate *g, int cpu)
+{
+	char *p;
+	long i;
+
+	if (pin(cpu))
+		_exit(2);
+	p = mmap(NULL, MPROT_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(3);
+	touch(p, MPROT_PAGES);
+	if (gate_wait(g))
+		_exit(4);
+	for (i = 0; i < iters; i++) {
+		if (mprotect(p, MPROT_PAGES * PAGE, PROT_READ) ||
+		    mprotect(p, MPROT_PAGES * PAGE, PROT_READ | PROT_WRITE))
+			_exit(5);
+		touch(p, MPROT_PAGES);
+	}
+	gate_finish(g);
+	_exit(0);
+}
+
+/*
+ * Runs @worker(cpu) in @n forked processes, one per CPU, for one
+ * repetition; returns 0 and fills @t, @a, @b.
+ */
+static int run_procs(int n, void (*worker)(struct gate *, int),
+		     int64_t *t, int64_t a[NR_COUNTERS],
+		     int64_t b[NR_COUNTERS])
+{
+	struct gate g;
+	pid_t pid[MAX_CPUS];
+	int i, status, bad = 0;
+	int64_t t0;
+
+	if (gate_open(&g))
+		return -1;
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		pid[i] = fork();
+		if (pid[i] < 0) {
+			n = i;
+			bad = -1;
+			break;
+		}
+		if (!pid[i]) {
+			close(g.ready[0]);
+			close(g.done[0]);
+			worker(&g, i);
+		}
+	}
+	if (!bad && gate_collect(g.ready[0], n))
+		bad = -1;
+	vmstat_read(a);
+	t0 = now();
+	/* One go byte each: every worker starts at once. */
+	for (i = 0; !bad && i < n; i++)
+		if (write(g.go[1], "g", 1) != 1)
+			bad = -1;
+	if (!bad && gate_collect(g.done[0], n))
+		bad = -1;
+	*t = now() - t0;
+	vmstat_read(b);
+	close(g.end[1]);
+	g.end[1] = -1;
+	for (i = 0; i < n; i++)
+		if (waitpid(pid[i], &status, 0) != pid[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			bad = -1;
+	gate_close(&g);
+	if (bad && !errno)
+		errno = EIO;
+	return bad;
+}
+
+static void bench_procs(const char *w, void (*worker)(struct gate *, int),
+			long ops)
+{
+	int64_t a[NR_COUNTERS], b[NR_COUNTERS], t;
+	struct sample s;
+	int r;
+
+	for (r = -1; r < reps; r++) {
+		if (run_procs(ncpus, worker, &t, a, b)) {
+			broken(w, "a worker process");
+			return;
+		}
+		record(&s, r, t, a, b);
+	}
+	report(w, &s, ops);
+}
+
+/* ----------------------------------------------------------- madvise */
+
+struct madv {
+	pthread_barrier_t start, end;
+	char *area;
+	long loops;		/* per thread and repetition */
+	int nthreads;
+	int err;
+};
+
+struct madv_arg {
+	struct madv *m;
+	int cpu;
+};
+
+/* Writes and frees the thread's chunk @iters times per repetition. */
+static void *madv_thread(void *arg)
+{
+	struct madv_arg *ma = arg;
+	struct madv *m = ma->m;
+	char *p = m->area + (long)ma->cpu * MADV_PAGES * PAGE;
+	long i, n = m->loops;
+	int r;
+
+	if (pin(ma->cpu))
+		m->err = errno;
+	for (r = -1; r < reps; r++) {
+		pthread_barrier_wait(&m->start);
+		for (i = 0; i < n; i++) {
+			touch(p, MADV_PAGES);
+			if (madvise(p, MADV_PAGES * PAGE, MADV_DONTNEED))
+				m->err = errno;
+		}
+		pthread_barrier_wait(&m->end);
+	}
+	return NULL;
+}
+
+static void bench_madvise(const char *w, int nthreads)
+{
+	struct madv_arg args[MAX_CPUS];
+	int64_t a[NR_COUNTERS], b[NR_COUNTERS], t0;
+	pthread_t tid[MAX_CPUS];
+	struct madv m = {
+		.nthreads = nthreads,
+		.loops = iters / MADV_SCALE ? iters / MADV_SCALE : 1,
+	};
+	struct sample s;
+	int i, r;
+
+	m.area = mmap(NULL, (long)nthreads * MADV_PAGES * PAGE,
+		      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	if (m.area == MAP_FAILED) {
+		broken(w, "mmap");
+		return;
+	}
+	/* The main thread takes part in the barriers only, from CPU 0. */
+	pin(0);
+	pthread_barrier_init(&m.start, NULL, nthreads + 1);
+	pthread_barrier_init(&m.end, NULL, nthreads + 1);
+	for (i = 0; i < nthreads; i++) {
+		args[i] = (struct madv_arg){ .m = &m, .cpu = i };
+		errno = pthread_create(&tid[i], NULL, madv_thread, &args[i]);
+		if (errno) {
+			broken(w, "pthread_create");
+			exit(1);	/* the others wait at a barrier */
+		}
+	}
+	for (r = -1; r < reps; r++) {
+		vmstat_read(a);
+		t0 = now();
+		pthread_barrier_wait(&m.start);
+		pthread_barrier_wait(&m.end);
+		t0 = now() - t0;
+		vmstat_read(b);
+		record(&s, r, t0, a, b);
+	}
+	for (i = 0; i < nthreads; i++)
+		pthread_join(tid[i], NULL);
+	pthread_barrier_destroy(&m.start);
+	pthread_barrier_destroy(&m.end);
+	munmap(m.area, (long)nthreads * MADV_PAGES * PAGE);
+	if (m.err) {
+		errno = m.err;
+		broken(w, "pin or madvise");
+		return;
+	}
+	report(w, &s, (long)nthreads * m.loops);
+}
+
+/* --------------------------------------------------------------- cow */
+
+static void bench_cow(const char *w)
+{
+	int64_t a[NR_COUNTERS], b[NR_COUNTERS], t0;
+	struct sample s;
+	int status, r;
+	pid_t pid;
+	long i;
+	char *p;
+
+	/* Forks per repetition: a quarter of the loop count. */
+	long forks = iters / 4 ? iters / 4 : 1;
+
+	pin(0);
+	p = mmap(NULL, COW_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		broken(w, "mmap");
+		return;
+	}
+	for (r = -1; r < reps; r++) {
+		vmstat_read(a);
+		t0 = now();
+		for (i = 0; i < forks; i++) {
+			touch(p, COW_PAGES);
+			pid = fork();
+			if (pid < 0) {
+				broken(w, "fork");
+				return;
+			}
+			if (!pid) {
+				touch(p, COW_PAGES);
+				_exit(0);
+			}
+			if (waitpid(pid, &status, 0) != pid ||
+			    !WIFEXITED(status) || WEXITSTATUS(status)) {
+				broken(w, "child");
+				return;
+			}
+		}
+		t0 = now() - t0;
+		vmstat_read(b);
+		record(&s, r, t0, a, b);
+	}
+	munmap(p, COW_PAGES * PAGE);
+	report(w, &s, forks);
+}
+
+/* ------------------------------------------------------------- ctxsw */
+
+static void pong(int in, int out)
+{
+	char c;
+
+	while (read(in, &c, 1) == 1 && c != 'q')
+		if (write(out, &c, 1) != 1)
+			break;
+	_exit(0);
+}
+
+static void bench_ctxsw(const char *w)
+{
+	int64_t a[NR_COUNTERS], b[NR_COUNTERS], t0;
+	int to_b[2], to_a[2], status, r;
+	long trips = iters * 2, i;
+	struct sample s;
+	char c = 'p';
+	pid_t pid;
+
+	/* Both on CPU 0: every round trip is two switch_mm()s. */
+	if (pin(0) || pipe(to_b) || pipe(to_a)) {
+		broken(w, "pin or pipe");
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		broken(w, "fork");
+		return;
+	}
+	if (!pid) {
+		close(to_b[1]);
+		close(to_a[0]);
+		pong(to_b[0], to_a[1]);
+	}
+	close(to_b[0]);
+	close(to_a[1]);
+	for (r = -1; r < reps; r++) {
+		vmstat_read(a);
+		t0 = now();
+		for (i = 0; i < trips; i++)
+			if (write(to_b[1], &c, 1) != 1 ||
+			    read(to_a[0], &c, 1) != 1) {
+				broken(w, "ping-pong");
+				goto out;
+			}
+		t0 = now() - t0;
+		vmstat_read(b);
+		record(&s, r, t0, a, b);
+	}
+	report(w, &s, 2 * trips);
+out:
+	if (write(to_b[1], "q", 1) != 1)
+		broken(w, "stop");
+	close(to_b[1]);
+	close(to_a[0]);
+	waitpid(pid, &status, 0);
+}
+
+/* -------------------------------------------------------------- main */
+
+static void run_here(const char *w)
+{
+	if (!strcmp(w, "mprotect"))
+		bench_procs(w, mprotect_worker, (long)ncpus * iters);
+	else if (!strcmp(w, "madvise"))
+		bench_madvise(w, ncpus);
+	else if (!strcmp(w, "madvise1"))
+		bench_madvise(w, 1);
+	else if (!strcmp(w, "cow"))
+		bench_cow(w);
+	else if (!strcmp(w, "ctxsw"))
+		bench_ctxsw(w);
+	else {
+		errno = EINVAL;
+		broken(w, "unknown workload");
+	}
+}
+
+/*
+ * Each workload in a new process forked from main(), which is pinned to
+ * CPU 0.  An idle CPU keeps the last user mm it ran (lazily, in TTBR0) and
+ * counts as its holder, so a process that once ran elsewhere could be
+ * held by another CPU for good and broadcast; a new mm that is born on
+ * CPU 0 and pinned there is held only where the workload puts it.
+ */
+static void run(const char *w)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		broken(w, "fork");
+		return;
+	}
+	if (!pid) {
+		run_here(w);
+		fflush(stdout);
+		_exit(failed);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		failed = 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const all[] = {
+		"mprotect", "madvise", "madvise1", "cow",
+	};
+	int64_t v[NR_COUNTERS];
+	struct utsname u;
+	char opt[32] = "";
+	unsigned int i;
+	int c;
+
+	while ((c = getopt(argc, argv, "r:n:")) != -1) {
+		if (c == 'r')
+			reps = atoi(optarg);
+		else if (c == 'n')
+			iters = atol(optarg);
+		else
+			goto usage;
+	}
+	if (reps < 1 || reps > MAX_REPS || iters < 1)
+		goto usage;
+	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (pin(0))
+		perror("pin to CPU 0");
+	if (ncpus > MAX_CPUS)
+		ncpus = MAX_CPUS;
+	/* Under -icount CLOCK_MONOTONIC counts guest instructions. */
+	if (cmdline_has("pda.icount"))
+		unit = "insns";
+	cmdline_get("tlbi_local", opt, sizeof(opt));
+	vmstat_read(v);
+	uname(&u);
+	printf("tlb-bench: info kernel=%s machine=%s cpus=%d reps=%d "
+	       "iters=%ld clock=%s counters=%s tlbi_local_arg=%s\n",
+	       u.release, u.machine, ncpus, reps, iters,
+	       strcmp(unit, "insns") ? "monotonic" : "icount-monotonic",
+	       v[0] < 0 ? "absent" : "present", opt[0] ? opt : "default");
+	fflush(stdout);
+	if (optind == argc)
+		for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+			run(all[i]);
+	for (c = optind; c < argc; c++)
+		run(argv[c]);
+	return failed;
+usage:
+	fprintf(stderr, "usage: tlb_bench [-r REPS (1..%d)] [-n ITERS] "
+		"[mprotect|madvise|madvise1|cow|ctxsw ...]\n", MAX_REPS);
+	return 2;
+}

@@ -21,9 +21,11 @@ def main(argv):
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check", help="the whole test suite")
     c.add_argument("--extra-tests", metavar="DIR",
-                   help="also run DIR/i386/* and DIR/arm/* in the guests")
+                   help="also run DIR/{i386,x86_64,arm,arm64}/* in the "
+                   "guests")
     c.add_argument("--only", nargs="+", metavar="TARGET",
-                   help="i386-smp i386-up arm bochs bochs-up (default: all)")
+                   help="i386-smp i386-up arm x86_64 x86_64-nofsgsbase arm64 "
+                   "bochs bochs-up (default: all)")
     c.add_argument("--seed", type=seed_arg,
                    help="the fuzzers' seed (default: their fixed one)")
     f = sub.add_parser("check-full", help="make check, the debug kernels, "
@@ -36,8 +38,9 @@ def main(argv):
                        "target; writes results/REPORT.md and the README "
                        "headline")
     b.add_argument("--only", nargs="+", metavar="TARGET",
-                   help="i386-smp i386-up arm (default: all; a subset "
-                   "leaves the README alone)")
+                   help="i386-smp i386-up arm x86_64 arm64 (default: all; "
+                   "a subset leaves the README alone; arm64 alone: the "
+                   "TLBI section only)")
     b.add_argument("--report-only", action="store_true",
                    help="write results/ again from the last run's figures")
     sub.add_parser("tree", help="only make the patched tree")

@@ -29,8 +29,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import benchreport, boot, check, guest, hostcaps, kbuild, ktap, \
-    source, targetrun, tlbbench
+from . import benchreport, boot, census, censusreport, check, guest, \
+    hostcaps, kbuild, ktap, source, targetrun, tlbbench
 from .guestout import parse_bench_lines, test_blocks
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say, tail
@@ -40,6 +40,9 @@ BENCH_ORDER = ("i386-smp", "i386-up", "arm", "x86_64")
 # After them, arm64 measures its own question (tlbbench.py: patch 0011's
 # local TLB invalidation), not pda_bench's rows.
 TLB_TARGET = tlbbench.TARGET
+# And the segment census (census.py) of make bench's x86 kernels;
+# `--only census` runs it alone.
+CENSUS = "census"
 BOOT_TIMEOUT = 900
 RUNS = 2
 # Kernel arguments of every bench boot: the guest counts instructions, and
@@ -365,16 +368,31 @@ def tlb_part(pristine, tree, unverified, timings, alone=False):
                          QEMU_ARGS, CPIO_MTIME, BENCH_CONFIG, alone)
 
 
+def census_part(pristine, tree, unverified, timings, only=None):
+    return census.measure(
+        pristine, tree, unverified, timings, build, stripped,
+        BENCH_ARGS + BENCH_ARGS_X86, QEMU_ARGS, CPIO_MTIME,
+        guest.build_segbench, hostcaps.i386()[0], only)
+
+
 def main(only=None):
     started = time.monotonic()
     with_tlb = not only or TLB_TARGET in only
-    only = [t for t in only if t != TLB_TARGET] if only else None
+    with_census = not only or CENSUS in only
+    only = [t for t in only if t not in (TLB_TARGET, CENSUS)] \
+        if only else None
     pristine, tree = check.patched_tree()
     unverified = kbuild.series_options()
     timings = []
     if only == []:
-        # --only arm64: results/tlbi.json and REPORT.md's section alone.
-        tlb_part(pristine, tree, unverified, timings, alone=True)
+        # --only arm64 / census: their results/ files and REPORT.md
+        # sections alone.
+        if with_tlb:
+            tlb_part(pristine, tree, unverified, timings, alone=True)
+        if with_census:
+            state = census_part(pristine, tree, unverified, timings)
+            for path in censusreport.write(REPO, state, alone=True):
+                say(f"  wrote {path.relative_to(REPO)}")
         return 0
     targets = [TARGETS[t] for t in only or BENCH_ORDER]
     version = source.kernel_version(pristine)
@@ -428,10 +446,14 @@ def main(only=None):
             target, pair["pda"]["bdir"], pair["mainline"]["bdir"])
     tlbi = tlb_part(pristine, tree, unverified, timings) if with_tlb \
         else None
+    census_only = [t for t in census.ORDER if not only or t in only]
+    segcensus = census_part(pristine, tree, unverified, timings,
+                            census_only) \
+        if with_census and census_only else None
     state = {"variants": [{k: str(v) if k == "bdir" else v
                            for k, v in var.items()} for var in variants],
              "host": host, "series": sorted(unverified),
-             "option_costs": costs, "tlbi": tlbi,
+             "option_costs": costs, "tlbi": tlbi, "census": segcensus,
              "minutes": (time.monotonic() - started) / 60,
              "partial": bool(only), "timings": timings}
     STATE.write_text(json.dumps(state, indent=1))
@@ -447,7 +469,7 @@ def report(state=None):
             state["minutes"], partial=state["partial"],
             timings=[tuple(t) for t in state["timings"]],
             option_costs=state.get("option_costs", []),
-            tlbi=state.get("tlbi"))
+            tlbi=state.get("tlbi"), census=state.get("census"))
     for path in written:
         say(f"  wrote {path.relative_to(REPO)}")
     say(f"bench: done in {state['minutes']:.1f} min")

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import tlbbench
+from . import censusreport, tlbbench
 from .markers import replace_marked
 
 README_BEGIN = "<!-- bench:begin: written by `make bench` from results/; " \
@@ -398,7 +398,7 @@ def count_figures(variants):
 
 
 def report_md(variants, host, series_opts, minutes, partial, timings,
-              option_costs=(), tlbi=None):
+              option_costs=(), tlbi=None, census=None, repo=None):
     prs = pairs(variants)
     hm = host.get("machine", {})
     qemu = subprocess.run(["qemu-system-i386", "--version"],
@@ -534,6 +534,8 @@ def report_md(variants, host, series_opts, minutes, partial, timings,
     # arm64 (tlbbench.py): its own question, its own section.
     if tlbi:
         out += [tlbbench.section(tlbi), ""]
+    if census:
+        out += [censusreport.section(census, repo), ""]
     out += ["## This run", "",
             table(["kernel", "phase", "seconds"],
                   [[a, b, f"{c:.0f}"] for a, b, c in timings],
@@ -567,7 +569,7 @@ def rewrite_readme(text, section):
 
 
 def write(repo, variants, host, series_opts, minutes, partial=False,
-          timings=(), option_costs=(), tlbi=None):
+          timings=(), option_costs=(), tlbi=None, census=None):
     repo = Path(repo)
     results = repo / "results"
     results.mkdir(exist_ok=True)
@@ -587,9 +589,11 @@ def write(repo, variants, host, series_opts, minutes, partial=False,
     written += plots(results, prs)
     if tlbi:
         written.append(tlbbench.write(repo, tlbi))
+    if census:
+        written += censusreport.write(repo, census)
     path = results / "REPORT.md"
     path.write_text(report_md(variants, host, series_opts, minutes, partial,
-                              timings, option_costs, tlbi))
+                              timings, option_costs, tlbi, census, repo))
     written.append(path)
     if not partial:
         readme = repo / "README.md"

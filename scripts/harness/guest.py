@@ -49,15 +49,20 @@ def build_segbench(arch, out, log):
 
 def build_pda_bench(arch, out, log):
     """tests/bench/pda_bench.c, static, with the guest's compiler."""
-    src = REPO / "tests/bench/pda_bench.c"
-    exe = Path(out) / "pda_bench"
+    return build_bench_program("pda_bench", arch, out, log)
+
+
+def build_bench_program(name, arch, out, log):
+    """tests/bench/NAME.c, static, with the guest's compiler."""
+    src = REPO / f"tests/bench/{name}.c"
+    exe = Path(out) / name
     Path(out).mkdir(parents=True, exist_ok=True)
     # Only when the source changed: the initramfs records each file's
     # mtime, and the same program should make the same initramfs.
     if exe.exists() and exe.stat().st_mtime >= src.stat().st_mtime:
         return exe
     run(_cc(arch) + ["-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
-                     "-o", exe, src], log, what=f"pda_bench ({arch})")
+                     "-o", exe, src], log, what=f"{name} ({arch})")
     return exe
 
 

@@ -4,6 +4,11 @@
  * (lsl, lar, verr: the way user space asks the GDT a question, as
  * __vdso_getcpu does with lsl) and the two that read TSC_AUX (rdpid,
  * rdtscp). Eight independent instructions per iteration.
+ *
+ * probe.iret: an iret to the same privilege level, with the pushes that
+ * build its frame.  The kernel's iret to user mode also changes privilege
+ * (and reloads %ss), so this is a lower bound of what that one costs;
+ * the segment census (tools/segcensus) uses it as such.
  */
 #include "segs.h"
 #include "cpuread.h"
@@ -113,6 +118,31 @@ static void run_rdtsc(const struct bench *b, unsigned long n)
 	SB_LOOP(n, asm volatile(SB_REP8("rdtsc\n\t") : : : "eax", "edx"));
 }
 
+#if defined(__x86_64__)
+/* Below the red zone, a frame for iretq: ss, rsp, rflags, cs, rip. */
+#define IRET_SAME_CPL						\
+	"sub $128, %%rsp\n\t"					\
+	"mov %%ss, %k0\n\tpushq %0\n\t"			\
+	"lea 8(%%rsp), %0\n\tpushq %0\n\t"			\
+	"pushfq\n\t"						\
+	"mov %%cs, %k0\n\tpushq %0\n\t"			\
+	"lea 1f(%%rip), %0\n\tpushq %0\n\t"			\
+	"iretq\n1:\n\t"					\
+	"add $128, %%rsp\n\t"
+#else
+#define IRET_SAME_CPL						\
+	"pushfl\n\tpushl %%cs\n\tpushl $1f\n\tiret\n1:\n\t"
+#endif
+
+static void run_iret(const struct bench *b, unsigned long n)
+{
+	unsigned long tmp;
+
+	(void)b;
+	SB_LOOP(n, asm volatile(SB_REP8(IRET_SAME_CPL)
+				: "=&r" (tmp) : : "memory", "cc"));
+}
+
 const struct bench sb_probe_benches[] = {
 	{ .name = "probe.lsl", .group = "descriptor-probe",
 	  .desc = "lsl of __USER_DS", .ops = SB_UNROLL,
@@ -132,5 +162,8 @@ const struct bench sb_probe_benches[] = {
 	{ .name = "probe.rdtsc", .group = "descriptor-probe",
 	  .desc = "rdtsc, for comparison with rdtscp", .ops = SB_UNROLL,
 	  .setup = setup_rdtsc, .run = run_rdtsc },
+	{ .name = "probe.iret", .group = "descriptor-probe",
+	  .desc = "iret to the same privilege level, frame pushes included",
+	  .ops = SB_UNROLL, .run = run_iret },
 	{ }
 };

@@ -1,0 +1,489 @@
+# SPDX-License-Identifier: GPL-2.0
+"""results/ from the segment census (census.py): results/census.json, a
+section of results/REPORT.md, results/census-loads.svg and the README's
+census headline.  Nothing here measures; every number comes from the
+state census.py recorded.
+
+The cycle figures are an ESTIMATE, labelled so everywhere:
+
+    cycles = (I - S) * c  +  sum over costed kinds k of  n_k * cost_k
+
+I: the path's instructions (user + kernel, the empty window's taken off;
+kernel only for the interrupt path); n_k: segment operations of kind k;
+S: their sum; cost_k: segbench's cycles for k on a host; c: cycles per
+other instruction, assumed 1 (0.5 to 2 is the range given).  The point
+figure takes c = 1 and the median costs; the range takes c = 0.5 with
+the min costs and c = 2 with the median costs.  Kinds segbench cannot
+time from user mode (int, sysenter, sysexit, syscall, sysret, swapgs,
+wr*base, far transfers, lldt) are not costed: they count as ordinary
+instructions, so the estimate is low by what they cost above that.
+"""
+
+import json
+import statistics
+from pathlib import Path
+
+from .markers import replace_marked
+
+SECTION_BEGIN = "<!-- census:begin: written by `make bench` (census.py) -->"
+SECTION_END = "<!-- census:end -->"
+README_BEGIN = "<!-- census-headline:begin: written by `make bench` from " \
+    "results/census.json; do not edit by hand -->"
+README_END = "<!-- census-headline:end -->"
+PLOT = "census-loads.svg"
+C_POINT, C_LOW, C_HIGH = 1.0, 0.5, 2.0
+# Paths in table order, with what a window is.
+PATHS = [
+    ("sys.int80", "null syscall, `int $0x80`"),
+    ("sys.vsyscall", "null syscall, `__kernel_vsyscall`"),
+    ("sys.syscall", "null syscall, `syscall` (64-bit)"),
+    ("sys.int80.pda", "the same, PDA selector in `%fs`"),
+    ("sys.vsyscall.pda", "the same, PDA selector in `%fs`"),
+    ("sys.syscall.pda", "the same, PDA selector in `%gs`"),
+    ("fault.anon", "anonymous write fault"),
+    ("ctxsw.same", "context switch, both threads on CPU 0 (per switch)"),
+    ("ctxsw.same.pda", "the same, both threads holding the PDA selector"),
+    ("migrate", "`sched_setaffinity()` to the other CPU"),
+    ("signal", "`kill()` of itself + delivery + handler + `sigreturn`"),
+    ("irq", "the interrupt that lands in a user loop (kernel only)"),
+]
+EMPTY = "empty"
+IRQ = "irq"
+LOAD_SUFFIXES = (".null", ".sel")
+
+
+# ------------------------------------------------------------ counts
+
+def summarise(path):
+    """{counter: median per op} over a path's windows."""
+    keys = set().union(*path["windows"])
+    return {k: statistics.median(w.get(k, 0) for w in path["windows"]) /
+            path["ops"] for k in keys}
+
+
+def is_load(key):
+    return key.endswith(LOAD_SUFFIXES)
+
+
+def seg_keys(s):
+    return sorted(k for k in s if k[:2] in ("u.", "k.") and
+                  k not in ("u.insns", "k.insns"))
+
+
+def loads(s, reg=None, null=None):
+    """Selector loads in a summary, optionally one register's (a pop or
+    mov of it, or its l*s), optionally only null or non-null ones."""
+    total = 0
+    for k in seg_keys(s):
+        if not is_load(k):
+            continue
+        kind = k.split(".")[1:]
+        r = kind[1] if kind[0] in ("mov", "pop") else kind[0][1:]
+        if reg and r != reg:
+            continue
+        if null is not None and (kind[-1] == "null") != null:
+            continue
+        total += s[k]
+    return total
+
+
+def instructions(s, empty, name):
+    if name == IRQ:
+        return s.get("k.insns", 0)
+    return s.get("u.insns", 0) + s.get("k.insns", 0) - \
+        empty.get("u.insns", 0) - empty.get("k.insns", 0)
+
+
+# ------------------------------------------------------------ cycles
+
+def cost_row(key, rows):
+    """The segbench row that times a counter's kind, or None."""
+    kind = key.split(".")[1:]
+    if is_load(key):
+        reg = kind[1] if kind[0] in ("mov", "pop") else kind[0][1:]
+        fam = reg if reg in ("fs", "gs") else "fs"
+        if f"sel.mov.{fam}.null" not in rows:
+            fam = "gs" if fam == "fs" else "fs"
+        if kind[0] == "pop":
+            return f"sel.pushpop.{fam}.user_ds"
+        return f"sel.mov.{fam}.{'null' if kind[-1] == 'null' else 'user_ds'}"
+    if kind[0] in ("iret", "lsl", "lar", "verr"):
+        return f"probe.{kind[0]}"
+    if kind[0] == "verw":
+        return "probe.verr"
+    return None
+
+
+def estimate(s, empty, name, rows):
+    """(point, low, high) cycles, and the counters left uncosted."""
+    insns = instructions(s, empty, name)
+    keys = [k for k in seg_keys(s) if name != IRQ or k.startswith("k.")]
+    costed = [(k, s[k], rows[cost_row(k, rows)]) for k in keys
+              if cost_row(k, rows) in rows]
+    other = insns - sum(n for _, n, _ in costed)
+
+    def est(c, which):
+        return other * c + sum(n * r[which] for _, n, r in costed)
+    uncosted = sorted({k.split(".", 1)[1] for k in keys
+                       if cost_row(k, rows) not in rows})
+    return (est(C_POINT, "median"), est(C_LOW, "min"),
+            est(C_HIGH, "median")), uncosted
+
+
+def host_label(m):
+    return (f"{m.get('cpu_model', '?')} ({m.get('cpu_id', '?')}), "
+            f"core {m.get('core_mhz', '?')} MHz, {m.get('virt', '?')}, "
+            f"{m.get('date', '?')}")
+
+
+def hosts(state, repo):
+    """[(label, short name, {row: {min, median}})]: this run's host and
+    every segbench record in results/."""
+    out = [("this run", host_label(state["host"]["machine"]),
+            state["host"]["rows"])]
+    for path in sorted(Path(repo, "results").glob("host-*.json")):
+        data = json.loads(path.read_text())
+        if data.get("unit") != "cycles" or data.get("mode") != "native":
+            continue
+        rows = {r["name"]: {"min": r["min_cycles"],
+                            "median": r["median_cycles"]}
+                for r in data["results"] if r.get("status") == "ok"}
+        out.append((f"`results/{path.name}`", host_label(data["machine"]),
+                    rows))
+    return out
+
+
+# ------------------------------------------------------------ tables
+
+def fmt(v):
+    if v is None:
+        return "n/a"
+    return str(int(round(v))) if abs(v - round(v)) < 0.005 else f"{v:.2f}"
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |",
+           "|---" + "|---:" * (len(head) - 1) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def pairs(state):
+    out = []
+    for v in state["variants"]:
+        if v["kind"] == "mainline":
+            pda = next(p for p in state["variants"]
+                       if p["kind"] == "pda" and p["target"] == v["target"])
+            out.append((v["target"], v, pda))
+    return out
+
+
+def programs(v):
+    return list(v["census"])
+
+
+def path_summary(v, prog, name):
+    p = v["census"][prog].get(name)
+    if p is None or "na" in p:
+        return None
+    return summarise(p)
+
+
+def empty_of(v, prog):
+    return summarise(v["census"][prog][EMPTY])
+
+
+def prog_label(target, prog):
+    return f"{target}" + (" (32-bit program)" if prog.endswith("_32") else
+                          " (64-bit program)" if target == "x86_64" else "")
+
+
+def compared(state):
+    """(target, program, path, (mainline, PDA) variants, their summaries)
+    for each path either kernel measured, in table order."""
+    for target, main, pda in pairs(state):
+        for prog in programs(pda):
+            for name, _ in PATHS:
+                sums = tuple(path_summary(v, prog, name) for v in (main, pda))
+                if sums != (None, None):
+                    yield target, prog, name, (main, pda), sums
+
+
+def summary_table(state, rows_host):
+    out = []
+    for target, prog, name, kernels, sums in compared(state):
+        cells = [prog_label(target, prog), f"`{name}`"]
+        for v, s in zip(kernels, sums):
+            if s is None:
+                cells += ["n/a"] * 4
+                continue
+            e = empty_of(v, prog)
+            (pt, lo, hi), _ = estimate(s, e, name, rows_host)
+            cells += [f"{fmt(loads(s))} ({fmt(loads(s, null=True))})",
+                      fmt(loads(s, "fs")), fmt(instructions(s, e, name)),
+                      f"{pt:.0f} ({lo:.0f}–{hi:.0f})"]
+        out.append(cells)
+    return table(["target", "path",
+                  "mainline: loads (null)", "`%fs` loads", "insns",
+                  "est. cycles",
+                  "PDA: loads (null)", "`%fs` loads", "insns",
+                  "est. cycles"], out)
+
+
+def census_table(state):
+    """Every counter that is not 0 on either kernel, per path."""
+    out = []
+    for target, prog, name, _, (a, b) in compared(state):
+        for k in sorted(set(seg_keys(a or {})) | set(seg_keys(b or {}))):
+            out.append([prog_label(target, prog), f"`{name}`", f"`{k}`"] +
+                       ["n/a" if s is None else fmt(s.get(k, 0))
+                        for s in (a, b)])
+    return table(["target", "path", "operation (u/k: mode; .null/.sel: "
+                  "selector)", "mainline", "PDA"], out)
+
+
+def cost_table(all_hosts):
+    names = ["sel.mov.fs.null", "sel.mov.fs.user_ds", "sel.mov.gs.null",
+             "sel.mov.gs.user_ds", "sel.pushpop.fs.user_ds",
+             "sel.pushpop.gs.user_ds", "probe.iret", "probe.lsl",
+             "probe.lar", "probe.verr"]
+    out = []
+    for label, machine, rows in all_hosts:
+        for n in names:
+            r = rows.get(n)
+            out.append([label, f"`{n}`",
+                        "not measured" if r is None else
+                        f"{r['min']:.1f} / {r['median']:.1f}"])
+    return table(["host", "segbench row", "cycles min / median"], out)
+
+
+def null_vs_sel(all_hosts):
+    out = []
+    for label, machine, rows in all_hosts:
+        for reg in ("fs", "gs"):
+            a, b = rows.get(f"sel.mov.{reg}.null"), \
+                rows.get(f"sel.mov.{reg}.user_ds")
+            if a and b:
+                out.append([f"{label}: {machine}", f"`%{reg}`",
+                            f"{a['min']:.1f} / {a['median']:.1f}",
+                            f"{b['min']:.1f} / {b['median']:.1f}",
+                            f"{b['median'] / a['median']:.2f}"])
+    return table(["host", "register", "null load, cycles min / median",
+                  "non-null (`__USER_DS`)", "non-null / null (median)"],
+                 out)
+
+
+# ------------------------------------------------------------ answers
+
+def up_saving(state, rows, name="sys.int80"):
+    """What UP NOSEG saves on a null syscall: (loads, fs loads, insns,
+    (point, low, high) cycles) mainline - PDA, or None."""
+    for target, main, pda in pairs(state):
+        if main["smp"] or not pda["up_noseg"]:
+            continue
+        prog = programs(pda)[0]
+        a, b = path_summary(main, prog, name), path_summary(pda, prog, name)
+        ea, eb = empty_of(main, prog), empty_of(pda, prog)
+        if a is None or b is None:
+            return None
+        est_a, _ = estimate(a, ea, name, rows)
+        est_b, _ = estimate(b, eb, name, rows)
+        return {"target": target, "loads": (loads(a), loads(b)),
+                "fs": (loads(a, "fs"), loads(b, "fs")),
+                "insns": (instructions(a, ea, name),
+                          instructions(b, eb, name)),
+                "cycles": tuple(x - y for x, y in zip(est_a, est_b))}
+    return None
+
+
+def mixed_use(state, rows):
+    """PDA kernels: a path with the PDA selector held against without."""
+    out = []
+    for target, _, pda in pairs(state):
+        for prog in programs(pda):
+            for base in ("sys.int80", "sys.vsyscall", "sys.syscall",
+                         "ctxsw.same"):
+                a = path_summary(pda, prog, base)
+                b = path_summary(pda, prog, base + ".pda")
+                if a is None or b is None:
+                    continue
+                e = empty_of(pda, prog)
+                (pa, _, _), _ = estimate(a, e, base, rows)
+                (pb, lo, hi), _ = estimate(b, e, base, rows)
+                out.append([prog_label(target, prog), f"`{base}`",
+                            f"{fmt(loads(a))} ({fmt(loads(a, null=False))})",
+                            f"{fmt(loads(b))} ({fmt(loads(b, null=False))})",
+                            f"{pb - pa:+.0f}"])
+    return table(["PDA kernel", "path", "loads (non-null), register 0",
+                  "loads (non-null), PDA selector held",
+                  "Δ est. cycles"], out)
+
+
+def saving_line(sv, label):
+    p, lo, hi = sv["cycles"]
+    return (f"{label}: {fmt(sv['loads'][0] - sv['loads'][1])} segment "
+            f"loads ({fmt(sv['fs'][0] - sv['fs'][1])} of `%fs`) and "
+            f"{fmt(sv['insns'][0] - sv['insns'][1])} instructions per "
+            f"`int $0x80` null syscall, **≈ {p:.0f} cycles (estimate; "
+            f"{min(lo, hi):.0f}–{max(lo, hi):.0f})**")
+
+
+# ------------------------------------------------------------ section
+
+def section(state, repo):
+    all_hosts = hosts(state, repo)
+    rows = all_hosts[0][2]
+    m = state["host"]["machine"]
+    out = [SECTION_BEGIN,
+           "## The segment census: segment-register operations per kernel "
+           "path", "",
+           "**Method.** `tests/bench/seg_census.c` runs each path inside a "
+           "window it opens and closes with a marker instruction; "
+           "`tools/segcensus/segcensus.so`, a QEMU 7.2 TCG plugin, counts "
+           "every executed instruction that writes a segment register (or "
+           "probes a descriptor) inside the window, on every vCPU, user and "
+           "kernel mode apart (by address), and tells a null selector load "
+           "from a non-null one by whether the CPU read a descriptor. "
+           f"Kernels: `make bench`'s, booted {state['runs']} times each "
+           "under `-icount shift=0` as the rest of `make bench`; every window "
+           "of every path was identical in every boot (checked, or the run "
+           "fails). Figures are the median per operation over 9 windows "
+           "after a warm-up (context switch: a window is a pipe round trip, "
+           "two switches; per switch here).", "",
+           "**Cycles are an estimate**, not a measurement: "
+           "`cycles ≈ (I − S) × c + Σ n_k × cost_k`, with I the path's "
+           "instructions, n_k its operations of kind k (S their sum), cost_k "
+           "segbench's cycles for kind k on the host "
+           f"({host_label(m)}; table below), c = {C_POINT:g} cycle per "
+           f"other instruction (assumed; the range is c = {C_LOW:g} with the "
+           f"min costs to c = {C_HIGH:g} with the medians). `int`, "
+           "`sysenter`, `sysexit`, `syscall`, `sysret`, `swapgs`, far "
+           "transfers and `lldt` cannot be timed from user mode: they count "
+           "as ordinary instructions, so the estimate is low by what they "
+           "cost beyond that. `iret` is costed at a same-privilege `iret` "
+           "(`probe.iret`), a lower bound of the kernel's return to user "
+           "mode; a `pop` of a segment register at a push+pop pair.", "",
+           "Paths (`tests/bench/seg_census.c`; a window holds one "
+           "operation unless said):", ""] + [
+               f"- `{name}`: {what}" for name, what in PATHS] + [
+           "",
+           "### Per path (median per operation)", "",
+           "Loads: selector loads of any register (`mov`, `pop`, `l*s`), the "
+           "null ones in brackets; insns: user + kernel instructions of the "
+           "path, the empty window's taken off.", "",
+           summary_table(state, rows), "",
+           f"![segment loads per path]({PLOT})", "",
+           "### The 2006 questions", ""]
+    sv = up_saving(state, rows)
+    if sv:
+        out += ["**What does a UP null syscall save under UP_NOSEG?** "
+                f"On `{sv['target']}`, mainline loads "
+                f"{fmt(sv['fs'][0])} `%fs` selector(s) per `int $0x80` "
+                f"null syscall ({fmt(sv['loads'][0])} loads in all), the "
+                f"PDA kernel {fmt(sv['fs'][1])} ({fmt(sv['loads'][1])}). "
+                "Per host:", ""]
+        for label, machine, hrows in all_hosts:
+            s = up_saving(state, hrows)
+            out.append(f"- {saving_line(s, label + ', ' + machine)}.")
+        out.append("")
+    out += ["**What does mixed use cost?** (Ingo's critique: user space "
+            "with glibc's `%gs` TLS *and* the PDA selector, the kernel with "
+            "its own `%fs`.) The PDA kernels, each path with the user's PDA "
+            "register at 0 and holding the PDA selector:", "",
+            mixed_use(state, rows), "",
+            "**How does a null load compare with a non-null one?** "
+            "segbench, `mov` to the register in a loop:", "",
+            null_vs_sel(all_hosts), "",
+            "### Every operation counted", "",
+            census_table(state), "",
+            "### Cost inputs (segbench, native, cycles)", "",
+            cost_table(all_hosts), "",
+            f"This part took {state['minutes']:.1f} min. Plugin output: "
+            "`~/.cache/pda/logs/<kernel>/census-N.windows.txt`; raw windows "
+            "in `results/census.json`.",
+            SECTION_END]
+    return "\n".join(out)
+
+
+def readme_section(state, repo):
+    all_hosts = hosts(state, repo)
+    lines = [README_BEGIN,
+             "### Segment loads per kernel path (`make bench`, the census)",
+             ""]
+    for label, machine, rows in all_hosts[:1]:
+        sv = up_saving(state, rows)
+        if sv:
+            lines += [f"UP_NOSEG on `{sv['target']}`: mainline loads "
+                      f"{fmt(sv['fs'][0])} `%fs` selector(s) on a null "
+                      f"syscall, PDA {fmt(sv['fs'][1])}. Counted exactly by "
+                      "a QEMU plugin (two boots agree); cycles are an "
+                      "estimate from segbench's per-operation costs "
+                      "(`results/REPORT.md`, \"The segment census\"):", ""]
+    for label, machine, rows in all_hosts:
+        sv = up_saving(state, rows)
+        if sv:
+            lines.append(f"- {saving_line(sv, machine)}.")
+    lines += ["", f"![segment loads per path](results/{PLOT})", "",
+              README_END]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------ writing
+
+def plot(state, results):
+    from .benchreport import bar_plot
+    labels, m, p = [], [], []
+    for target, main, pda in pairs(state):
+        prog = programs(pda)[0]
+        for name in ("sys.int80", "sys.vsyscall", "sys.syscall",
+                     "fault.anon", "ctxsw.same", "signal", IRQ):
+            a, b = path_summary(main, prog, name), \
+                path_summary(pda, prog, name)
+            if a is None and b is None:
+                continue
+            labels.append(f"{target} {name}")
+            m.append(None if a is None else loads(a))
+            p.append(None if b is None else loads(b))
+    out = results / PLOT
+    bar_plot(out, "Segment-register loads per operation (median, counted "
+             "by the segcensus QEMU plugin)", "selector loads", labels,
+             [("mainline 6.12", m), ("PDA", p)])
+    return out
+
+
+def results_json(state):
+    return {"method": {"runs": state["runs"], "qemu_args": state["qemu_args"],
+                       "kernel_args": state["bench_args"],
+                       "estimate": __doc__.split("\n\n")[1].strip()},
+            "host": state["host"],
+            "kernels": {v["label"]: {"target": v["target"],
+                                     "kernel": v["kind"], "cpus": v["cpus"],
+                                     "census": v["census"]}
+                        for v in state["variants"]}}
+
+
+def write(repo, state, alone=False):
+    """results/census.json and the plot; alone: the REPORT.md section
+    and the README headline too (a full make bench writes REPORT.md)."""
+    results = Path(repo) / "results"
+    results.mkdir(exist_ok=True)
+    path = results / "census.json"
+    path.write_text(json.dumps(results_json(state), indent=1,
+                               sort_keys=True) + "\n")
+    written = [path, plot(state, results)]
+    readme = Path(repo) / "README.md"
+    readme.write_text(replace_marked(readme.read_text(), README_BEGIN,
+                                     README_END,
+                                     readme_section(state, repo)))
+    written.append(readme)
+    if alone:
+        report = results / "REPORT.md"
+        text = report.read_text() if report.exists() else ""
+        if SECTION_BEGIN in text and SECTION_END in text:
+            text = replace_marked(text, SECTION_BEGIN, SECTION_END,
+                                  section(state, repo))
+        else:
+            text = text.rstrip("\n") + "\n\n" + section(state, repo) + "\n"
+        report.write_text(text)
+        written.append(report)
+    return written

@@ -131,9 +131,14 @@ def estimate(s, empty, name, rows):
 
 
 def host_label(m):
-    return (f"{m.get('cpu_model', '?')} ({m.get('cpu_id', '?')}), "
-            f"core {m.get('core_mhz', '?')} MHz, {m.get('virt', '?')}, "
-            f"{m.get('date', '?')}")
+    """Short: the model, CPUID, clock and day segbench ran."""
+    model = m.get("cpu_model", "?").replace("(R)", "")
+    cpuid = m.get("cpu_id", "?").replace("family ", "f").replace(
+        " model ", "m").replace(" stepping ", "s")
+    mhz = m.get("core_mhz")
+    return (f"{model} {cpuid}" + (f" @ {mhz:.0f} MHz" if mhz else "") +
+            f", {m.get('virt', '?').split(' ')[0]}, "
+            f"{m.get('date', '?')[:10]}")
 
 
 def hosts(state, repo):
@@ -319,13 +324,23 @@ def mixed_use(state, rows):
                   "Δ est. cycles"], out)
 
 
-def saving_line(sv, label):
-    p, lo, hi = sv["cycles"]
-    return (f"{label}: {fmt(sv['loads'][0] - sv['loads'][1])} segment "
-            f"loads ({fmt(sv['fs'][0] - sv['fs'][1])} of `%fs`) and "
-            f"{fmt(sv['insns'][0] - sv['insns'][1])} instructions per "
-            f"`int $0x80` null syscall, **≈ {p:.0f} cycles (estimate; "
-            f"{min(lo, hi):.0f}–{max(lo, hi):.0f})**")
+def saving_table(state, all_hosts):
+    """UP NOSEG's saving on each null syscall path, per host."""
+    out = []
+    for label, machine, rows in all_hosts:
+        for name in ("sys.int80", "sys.vsyscall"):
+            sv = up_saving(state, rows, name)
+            if not sv:
+                continue
+            p, lo, hi = sv["cycles"]
+            out.append([f"{machine} ({label})", f"`{name}`",
+                        f"{fmt(sv['fs'][0])} → {fmt(sv['fs'][1])}",
+                        f"{fmt(sv['loads'][0])} → {fmt(sv['loads'][1])}",
+                        f"{fmt(sv['insns'][0])} → {fmt(sv['insns'][1])}",
+                        f"**{p:.0f}** ({min(lo, hi):.0f}–{max(lo, hi):.0f})"])
+    return table(["host", "null syscall", "`%fs` loads mainline → PDA",
+                  "all selector loads", "instructions",
+                  "cycles saved, ESTIMATE (range)"], out)
 
 
 # ------------------------------------------------------------ section
@@ -341,15 +356,18 @@ def section(state, repo):
            "window it opens and closes with a marker instruction; "
            "`tools/segcensus/segcensus.so`, a QEMU 7.2 TCG plugin, counts "
            "every executed instruction that writes a segment register (or "
-           "probes a descriptor) inside the window, on every vCPU, user and "
-           "kernel mode apart (by address), and tells a null selector load "
+           "probes a descriptor) inside the window, user and kernel mode apart "
+           "(by address), on CPU 0 where the program runs (on every CPU for "
+           "`migrate`), and tells a null selector load "
            "from a non-null one by whether the CPU read a descriptor. "
            f"Kernels: `make bench`'s, booted {state['runs']} times each "
            "under `-icount shift=0` as the rest of `make bench`; every window "
            "of every path was identical in every boot (checked, or the run "
            "fails). Figures are the median per operation over 9 windows "
            "after a warm-up (context switch: a window is a pipe round trip, "
-           "two switches; per switch here).", "",
+           "two switches; per switch here; `irq`: the windows with a kernel "
+           "entry in them, since with several vCPUs the TSC also jumps when "
+           "another vCPU takes its turn).", "",
            "**Cycles are an estimate**, not a measurement: "
            "`cycles ≈ (I − S) × c + Σ n_k × cost_k`, with I the path's "
            "instructions, n_k its operations of kind k (S their sum), cost_k "
@@ -381,11 +399,9 @@ def section(state, repo):
                 f"{fmt(sv['fs'][0])} `%fs` selector(s) per `int $0x80` "
                 f"null syscall ({fmt(sv['loads'][0])} loads in all), the "
                 f"PDA kernel {fmt(sv['fs'][1])} ({fmt(sv['loads'][1])}). "
-                "Per host:", ""]
-        for label, machine, hrows in all_hosts:
-            s = up_saving(state, hrows)
-            out.append(f"- {saving_line(s, label + ', ' + machine)}.")
-        out.append("")
+                "The cycles saved, per host whose segbench figures are in "
+                "`results/` (same counts, each host's costs):", ""]
+        out += [saving_table(state, all_hosts), ""]
     out += ["**What does mixed use cost?** (Ingo's critique: user space "
             "with glibc's `%gs` TLS *and* the PDA selector, the kernel with "
             "its own `%fs`.) The PDA kernels, each path with the user's PDA "
@@ -397,6 +413,11 @@ def section(state, repo):
             "### Every operation counted", "",
             census_table(state), "",
             "### Cost inputs (segbench, native, cycles)", "",
+            "A `%ds`, `%es` or `%ss` load is costed as a `%fs` load; a "
+            "host record made with segbench's x86-64 build has `%gs` rows "
+            "only, which then stand in for `%fs`. Rows a record lacks "
+            "(`probe.iret` before this census) leave that kind uncosted "
+            "there.", "",
             cost_table(all_hosts), "",
             f"This part took {state['minutes']:.1f} min. Plugin output: "
             "`~/.cache/pda/logs/<kernel>/census-N.windows.txt`; raw windows "
@@ -409,21 +430,14 @@ def readme_section(state, repo):
     all_hosts = hosts(state, repo)
     lines = [README_BEGIN,
              "### Segment loads per kernel path (`make bench`, the census)",
-             ""]
-    for label, machine, rows in all_hosts[:1]:
-        sv = up_saving(state, rows)
-        if sv:
-            lines += [f"UP_NOSEG on `{sv['target']}`: mainline loads "
-                      f"{fmt(sv['fs'][0])} `%fs` selector(s) on a null "
-                      f"syscall, PDA {fmt(sv['fs'][1])}. Counted exactly by "
-                      "a QEMU plugin (two boots agree); cycles are an "
-                      "estimate from segbench's per-operation costs "
-                      "(`results/REPORT.md`, \"The segment census\"):", ""]
-    for label, machine, rows in all_hosts:
-        sv = up_saving(state, rows)
-        if sv:
-            lines.append(f"- {saving_line(sv, machine)}.")
-    lines += ["", f"![segment loads per path](results/{PLOT})", "",
+             "", "What UP_NOSEG saves on a null syscall of the UP kernel, "
+             "counted exactly by a QEMU plugin in the guest (two boots "
+             "agree); the cycles are an **estimate** from segbench's "
+             "per-operation costs on each host, not a measurement "
+             "(formula and every path in `results/REPORT.md`, \"The "
+             "segment census\"):", ""]
+    lines += [saving_table(state, all_hosts), "",
+              f"![segment loads per path](results/{PLOT})", "",
               README_END]
     return "\n".join(lines)
 

@@ -18,11 +18,15 @@
  *	ctxsw.same	a pipe round trip between two threads pinned to CPU 0:
  *			two context switches (ops=2), two writes, two reads
  *	ctxsw.same.pda	the same, both threads holding the PDA selector
- *	migrate		sched_setaffinity() to the other of CPUs 0 and 1
+ *	migrate		sched_setaffinity() to the other of CPUs 0 and 1,
+ *			counting every CPU (the others count CPU 0 only)
  *	signal		kill() of itself, the empty handler, sigreturn
  *	irq		a user loop until an interrupt lands in it (seen as
  *			a jump of the instruction-counting TSC): the
- *			interrupt path, kernel mode only
+ *			interrupt path, kernel mode only.  With several
+ *			vCPUs the TSC also jumps when another vCPU takes its
+ *			turn; those windows see no kernel entry, and the
+ *			harness drops them
  *
  * Output, for the harness to join with the plugin's windows by id:
  *
@@ -77,19 +81,23 @@ enum path {
 static int failed;
 
 /*
- * One warm-up window and REPS measured ones of @body.  The id is an
- * immediate in the marker, so a path's two variants (register 0, PDA
- * selector held) are two expansions.
+ * One warm-up window and REPS measured ones of @body, counting what this
+ * CPU runs (the program stays on CPU 0), or with WINDOWS_ALL what every
+ * CPU runs.  The id is an immediate in the marker, so a path's two
+ * variants (register 0, PDA selector held) are two expansions.
  */
-#define WINDOWS(id, body) do {						\
+#define WINDOWS_SCOPED(id, body) do {					\
 	int rep_;							\
 									\
 	for (rep_ = 0; rep_ <= REPS; rep_++) {				\
 		CENSUS_MARK(OPEN, id);					\
 		body;							\
-		CENSUS_MARK(CENSUS_OP_CLOSE, id);			\
+		CENSUS_MARK(CENSUS_OP_CLOSE, (id) & CENSUS_ID_MASK);	\
 	}								\
 } while (0)
+
+#define WINDOWS(id, body)	WINDOWS_SCOPED((id) | CENSUS_LOCAL, body)
+#define WINDOWS_ALL(id, body)	WINDOWS_SCOPED(id, body)
 
 #define WINDOWS_EITHER(pda, id, id_pda, body) do {			\
 	if (pda)							\
@@ -300,7 +308,7 @@ static void migrate(void)
 		return;
 	}
 	announce(P_MIGRATE, "migrate", 0, 1);
-	WINDOWS(P_MIGRATE, {
+	WINDOWS_ALL(P_MIGRATE, {
 		r |= sched_setaffinity(0, sizeof(sets[0]), &sets[next]);
 		next ^= 1;
 	});
@@ -378,6 +386,10 @@ static void irq(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (pin(0)) {
+		perror("seg_census: pin");
+		return 1;
+	}
 	announce(P_EMPTY, "empty", 0, 1);
 	WINDOWS(P_EMPTY, (void)0);
 	syscalls(0);

@@ -14,7 +14,8 @@
 #define CENSUS_OP_OPEN32	1	/* open; user code is 32-bit */
 #define CENSUS_OP_OPEN64	2	/* open; user code is 64-bit */
 #define CENSUS_OP_CLOSE		3
-#define CENSUS_ID_MASK		0xfffu	/* which path: the program's own id */
+#define CENSUS_LOCAL		0x800u	/* count only the CPU that opened it */
+#define CENSUS_ID_MASK		0x7ffu	/* which path: the program's own id */
 
 #define CENSUS_MARKER_LEN	8
 

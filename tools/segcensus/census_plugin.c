@@ -20,12 +20,14 @@
  * through the same memory callbacks as the instruction's own operand.
  *
  * One line per window:
- *	census id=ID seq=N bits=32|64 u.insns=X k.insns=Y entries=Z \
- *		[u|k].KIND[.null|.sel]=COUNT ...
- * Windows are global: every vCPU's instructions count while one is open,
- * as pda_bench counts both CPUs of a cross-CPU ping-pong.  Run it under
- * -icount: vCPUs then run in turn on one thread, so the counters need no
- * locks, and the counts repeat exactly from boot to boot.
+ *	census id=ID seq=N bits=32|64 scope=cpu|all u.insns=X k.insns=Y \
+ *		entries=Z [u|k].KIND[.null|.sel]=COUNT ...
+ * A window counts what the vCPU that opened it runs (CENSUS_LOCAL), or
+ * what every vCPU runs (a migration, which ends on another CPU).  Run it
+ * under -icount: vCPUs then run in turn on one thread, so the counters
+ * need no locks, the instructions of each vCPU are the global counter's
+ * steps between two changes of vCPU, and the counts repeat exactly from
+ * boot to boot.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -48,8 +50,13 @@ static uint64_t loads[2][SEGOP_NR][2];
 static uint64_t other[2][SEGOP_NR];
 /* Bumped inline at every instruction; read as differences. */
 static uint64_t insns[2];
+/* Split by vCPU: the global counts at the last change of vCPU. */
+static uint64_t vcpu_insns[MAX_VCPUS][2];
+static uint64_t insns_mark[2];
+static int running_vcpu = -1;
 static uint64_t insns_open[2];
 static uint64_t entries;
+static int window_vcpu = -1;	/* -1: every vCPU counts */
 
 static FILE *out;
 static uint64_t kernel_base;
@@ -62,6 +69,7 @@ static unsigned long seq;
 struct insn_info {
 	uint8_t mode;
 	uint8_t marker_op;		/* 0: not a marker */
+	uint8_t marker_local;
 	uint16_t marker_id;
 	/* user code: both decodings, the window's marker picks one */
 	struct segop op32, op64;
@@ -77,25 +85,49 @@ struct pending {
 static struct pending pending[MAX_VCPUS];
 static uint8_t last_mode[MAX_VCPUS];
 
+static int counting(unsigned int vcpu)
+{
+	return open_id >= 0 && (window_vcpu < 0 || (int)vcpu == window_vcpu);
+}
+
+/* Give the instructions since the last change of vCPU to the one that ran. */
+static void attribute(void)
+{
+	int m;
+
+	if (running_vcpu < 0)
+		return;
+	for (m = 0; m < 2; m++) {
+		vcpu_insns[running_vcpu][m] += insns[m] - insns_mark[m];
+		insns_mark[m] = insns[m];
+	}
+}
+
+static const uint64_t *window_insns(void)
+{
+	return window_vcpu < 0 ? insns : vcpu_insns[window_vcpu];
+}
+
 static void settle(unsigned int vcpu)
 {
 	struct pending *p = &pending[vcpu];
 
 	if (!p->op)
 		return;
-	if (open_id >= 0)
+	if (counting(vcpu))
 		loads[p->mode][p->op->kind][p->reads > p->op->operand_reads]++;
 	p->op = NULL;
 }
 
 static void emit(void)
 {
+	const uint64_t *now = window_insns();
 	int mode, k;
 
-	fprintf(out, "census id=%d seq=%lu bits=%d u.insns=%llu k.insns=%llu entries=%llu",
-		open_id, seq++, user_bits,
-		(unsigned long long)(insns[MODE_USER] - insns_open[MODE_USER]),
-		(unsigned long long)(insns[MODE_KERNEL] - insns_open[MODE_KERNEL]),
+	fprintf(out, "census id=%d seq=%lu bits=%d scope=%s u.insns=%llu k.insns=%llu entries=%llu",
+		open_id, seq++, user_bits, window_vcpu < 0 ? "all" : "cpu",
+		(unsigned long long)(now[MODE_USER] - insns_open[MODE_USER]),
+		(unsigned long long)(now[MODE_KERNEL] - insns_open[MODE_KERNEL]),
 		(unsigned long long)entries);
 	for (mode = 0; mode < 2; mode++) {
 		const char *m = mode == MODE_USER ? "u" : "k";
@@ -122,6 +154,7 @@ static void marker(unsigned int vcpu, const struct insn_info *ii)
 
 	for (v = 0; v < MAX_VCPUS; v++)
 		settle(v);
+	attribute();
 	if (ii->marker_op == CENSUS_OP_CLOSE) {
 		if (open_id == ii->marker_id)
 			emit();
@@ -136,11 +169,11 @@ static void marker(unsigned int vcpu, const struct insn_info *ii)
 			ii->marker_id, open_id);
 	memset(loads, 0, sizeof(loads));
 	memset(other, 0, sizeof(other));
-	memcpy(insns_open, insns, sizeof(insns));
+	window_vcpu = ii->marker_local ? (int)vcpu : -1;
+	memcpy(insns_open, window_insns(), sizeof(insns_open));
 	entries = 0;
 	user_bits = ii->marker_op == CENSUS_OP_OPEN64 ? 64 : 32;
 	open_id = ii->marker_id;
-	(void)vcpu;
 }
 
 static const struct segop *op_of(const struct insn_info *ii)
@@ -163,7 +196,7 @@ static void on_exec(unsigned int vcpu, void *udata)
 		return;
 	}
 	op = op_of(ii);
-	if (open_id < 0 || op->kind == SEGOP_NONE)
+	if (!counting(vcpu) || op->kind == SEGOP_NONE)
 		return;
 	if (segop_is_load(op->kind)) {
 		pending[vcpu] = (struct pending){ .op = op, .mode = ii->mode };
@@ -189,8 +222,12 @@ static void on_tb(unsigned int vcpu, void *udata)
 
 	if (vcpu >= MAX_VCPUS)
 		return;
+	if ((int)vcpu != running_vcpu) {
+		attribute();
+		running_vcpu = vcpu;
+	}
 	settle(vcpu);
-	if (open_id >= 0 && last_mode[vcpu] == MODE_USER &&
+	if (counting(vcpu) && last_mode[vcpu] == MODE_USER &&
 	    mode == MODE_KERNEL)
 		entries++;
 	last_mode[vcpu] = mode;
@@ -208,6 +245,7 @@ static int is_marker(const uint8_t *p, size_t len, struct insn_info *ii)
 		return 0;
 	ii->marker_op = (disp >> CENSUS_OP_SHIFT) & 0xf;
 	ii->marker_id = disp & CENSUS_ID_MASK;
+	ii->marker_local = !!(disp & CENSUS_LOCAL);
 	return ii->marker_op >= CENSUS_OP_OPEN32 &&
 	       ii->marker_op <= CENSUS_OP_CLOSE;
 }

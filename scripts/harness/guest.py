@@ -133,6 +133,14 @@ class Initramfs:
     def add_file(self, path, src, mode="755"):
         self.lines.append(f"file {path} {src} {mode} 0 0")
 
+    def add_file_at(self, path, src, mode="755"):
+        """add_file, with the directories above it made first."""
+        for parent in reversed(Path(path).parents[:-1]):
+            line = f"dir {parent} 755 0 0"
+            if line not in self.lines:
+                self.lines.append(line)
+        self.add_file(path, src, mode)
+
     def write(self, tree, cpio, log, mtime=None):
         """mtime: one timestamp for every entry (a byte-identical cpio
         from the same files), instead of now and each file's own."""

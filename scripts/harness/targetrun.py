@@ -5,12 +5,14 @@ import contextlib
 import fcntl
 from pathlib import Path
 
-from . import boot, guest, guestout, kbuild, ktap
+from . import boot, guest, guestout, kbuild, ktap, preload
 from .paths import BUILD, LOGS
 from .progress import Phase, reset_log, say
 from .targets import TARGETS
 
 _user_built = {}
+# Per arch: [(guest path, host file)] the dynamic programs need.
+_guest_files = {}
 _kernels_built = set()
 
 
@@ -92,6 +94,9 @@ def user_space(arch, tree):
                 progs.append((f"upstream_x86_{exe.name}", exe, []))
         progs += [(f"upstream_{name}", exe, argv) for name, exe, argv in
                   guest.build_rseq_selftests(arch, tree, out / "rseq", log)]
+        dynamic, files = preload.build(arch, tree, out / "preload", log)
+        progs += dynamic
+        _guest_files[arch] = files
     _user_built[arch] = (out / "init", progs)
     return _user_built[arch]
 
@@ -127,6 +132,9 @@ def initramfs(target, tree, cpio, programs, extra_dir=None, label=None,
                                        f"not run here: {left_out[name]}"))
             continue
         fs.add_test(name, exe, argv)
+    for arch in extra_archs(target):
+        for path, src in _guest_files.get(arch, ()):
+            fs.add_file_at(path, src)
     if extra_dir:
         for arch in extra_archs(target):
             for exe in guest.extra_tests(extra_dir, arch):

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The preload library in the guests (issue 18): libpda-getcpu.so and
+tests/preload/preload_test, a dynamically linked program, with the
+dynamic loader and the libraries they link, taken from the distribution's
+packages (libc6-i386, libc6 and the -cross ones), at the paths their
+loader searches.
+
+preload_test runs three ways, each a test of its own:
+
+  preload_plain         the C library's own sched_getcpu() and getcpu()
+  preload_ld            LD_PRELOAD=libpda-getcpu.so: the PDA kernel's way
+                        (the segment on x86, getcpu_cache on ARM)
+  preload_ld_rseq_off   the same with glibc.pthread.rseq=0: the case the
+                        library is for (an old glibc makes the system call)
+"""
+
+import subprocess
+from pathlib import Path
+
+from .paths import REPO
+from .progress import StepFailed, run
+
+# Per user-space arch: the compiler (dynamic), where the distribution's
+# package keeps the libraries, and where the guest's loader looks for them.
+ARCHS = {
+    "i386": (["gcc", "-m32", "-isystem", "/usr/include/x86_64-linux-gnu"],
+             "/usr/lib32", "/lib32"),
+    "x86_64": (["gcc"], "/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"),
+    "arm": (["arm-linux-gnueabihf-gcc-12"], "/usr/arm-linux-gnueabihf/lib",
+            "/lib/arm-linux-gnueabihf"),
+    "arm64": (["aarch64-linux-gnu-gcc-12"], "/usr/aarch64-linux-gnu/lib",
+              "/lib/aarch64-linux-gnu"),
+}
+# What the library must answer with on a PDA kernel.
+EXPECT = {"i386": "segment", "x86_64": "segment", "arm": "getcpu_cache",
+          "arm64": "getcpu_cache"}
+TEST = "preload_test"
+
+
+def guest_lib(arch):
+    return f"/usr/lib/pda/{arch}/libpda-getcpu.so"
+
+
+def readelf(path, what):
+    out = subprocess.run(["readelf", what, "-W", str(path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    if out.returncode:
+        raise StepFailed(f"readelf {what} {path}:\n{out.stdout}")
+    return out.stdout
+
+
+def interpreter(exe):
+    for line in readelf(exe, "-l").splitlines():
+        if "Requesting program interpreter:" in line:
+            return line.split(":", 1)[1].strip(" []")
+    raise StepFailed(f"{exe} has no program interpreter: not dynamic?")
+
+
+def needed(path):
+    return [line.split("[", 1)[1].rstrip("]")
+            for line in readelf(path, "-d").splitlines()
+            if "(NEEDED)" in line]
+
+
+def runtime_files(arch, binaries):
+    """[(guest path, host file)]: the loader and every library the
+    binaries need, transitively, from the package's directory."""
+    _, host_dir, guest_dir = ARCHS[arch]
+    interp = interpreter(binaries[0])
+    files = {interp: Path(host_dir) / Path(interp).name}
+    todo, seen = list(binaries), set()
+    while todo:
+        for soname in needed(todo.pop()):
+            if soname in seen:
+                continue
+            seen.add(soname)
+            host = Path(host_dir) / soname
+            if not host.exists():
+                raise StepFailed(f"{arch}: {soname} not in {host_dir} "
+                                 "(is the distribution's libc package "
+                                 "installed?)")
+            files[f"{guest_dir}/{soname}"] = host
+            todo.append(host)
+    for guest, host in files.items():
+        if not host.exists():
+            raise StepFailed(f"{arch}: {host} missing, for {guest}")
+    return [(g, h.resolve()) for g, h in sorted(files.items())]
+
+
+def build(arch, tree, out, log):
+    """(programs, files): the three test runs, and [(guest path, host
+    file)] the initramfs needs for them."""
+    cc, _, _ = ARCHS[arch]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    run(["make", "-C", REPO / "tools/preload", f"ARCH={arch}", f"O={out}"],
+        log, what=f"libpda-getcpu.so ({arch})")
+    lib = out / "libpda-getcpu.so"
+    exe = out / TEST
+    run(cc + ["-O2", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter",
+              "-Werror", "-pthread", f"-I{tree}/tools/testing/selftests",
+              "-o", exe, REPO / "tests/preload/preload_test.c", "-ldl"],
+        log, what=f"{TEST} ({arch}, dynamic)")
+    where = guest_lib(arch)
+    args = ["--lib", where]
+    programs = [
+        ("preload_plain", exe, args + ["--expect", "none"]),
+        ("preload_ld", exe, args + ["--preload", "--expect", EXPECT[arch]]),
+        ("preload_ld_rseq_off", exe, args + ["--preload", "--rseq-off",
+                                             "--expect", EXPECT[arch]]),
+    ]
+    files = runtime_files(arch, [exe, lib]) + [(where, lib)]
+    return programs, files

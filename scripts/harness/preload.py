@@ -24,7 +24,7 @@ from .progress import StepFailed, run
 # package keeps the libraries, and where the guest's loader looks for them.
 ARCHS = {
     "i386": (["gcc", "-m32", "-isystem", "/usr/include/x86_64-linux-gnu"],
-             "/usr/lib32", "/lib32"),
+             "/lib32", "/lib32"),
     "x86_64": (["gcc"], "/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"),
     "arm": (["arm-linux-gnueabihf-gcc-12"], "/usr/arm-linux-gnueabihf/lib",
             "/lib/arm-linux-gnueabihf"),

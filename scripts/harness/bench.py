@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from . import benchreport, boot, census, censusreport, check, guest, \
-    hostcaps, kbuild, ktap, source, targetrun, tlbbench
+    hostcaps, kbuild, ktap, preloadbench, source, targetrun, tlbbench
 from .guestout import parse_bench_lines, test_blocks
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say, tail
@@ -43,6 +43,9 @@ TLB_TARGET = tlbbench.TARGET
 # And the segment census (census.py) of make bench's x86 kernels;
 # `--only census` runs it alone.
 CENSUS = "census"
+# And the preload library's sched_getcpu() (preloadbench.py); `--only
+# preload` alone.
+PRELOAD = "preload"
 BOOT_TIMEOUT = 900
 RUNS = 2
 # Kernel arguments of every bench boot: the guest counts instructions, and
@@ -375,11 +378,18 @@ def census_part(pristine, tree, unverified, timings, only=None):
         guest.build_segbench, hostcaps.i386()[0], only)
 
 
+def preload_part(tree, timings, only=None):
+    return preloadbench.measure(
+        tree, timings, build, stripped, BENCH_ARGS, QEMU_ARGS, CPIO_MTIME,
+        hostcaps.i386()[0], only)
+
+
 def main(only=None):
     started = time.monotonic()
     with_tlb = not only or TLB_TARGET in only
     with_census = not only or CENSUS in only
-    only = [t for t in only if t not in (TLB_TARGET, CENSUS)] \
+    with_preload = not only or PRELOAD in only
+    only = [t for t in only if t not in (TLB_TARGET, CENSUS, PRELOAD)] \
         if only else None
     pristine, tree = check.patched_tree()
     unverified = kbuild.series_options()
@@ -392,6 +402,10 @@ def main(only=None):
         if with_census:
             state = census_part(pristine, tree, unverified, timings)
             for path in censusreport.write(REPO, state, alone=True):
+                say(f"  wrote {path.relative_to(REPO)}")
+        if with_preload:
+            state = preload_part(tree, timings)
+            for path in preloadbench.write(REPO, state, alone=True):
                 say(f"  wrote {path.relative_to(REPO)}")
         return 0
     targets = [TARGETS[t] for t in only or BENCH_ORDER]
@@ -450,10 +464,14 @@ def main(only=None):
     segcensus = census_part(pristine, tree, unverified, timings,
                             census_only) \
         if with_census and census_only else None
+    preload_only = [t for t in preloadbench.ORDER if not only or t in only]
+    getcpu = preload_part(tree, timings, preload_only) \
+        if with_preload and preload_only else None
     state = {"variants": [{k: str(v) if k == "bdir" else v
                            for k, v in var.items()} for var in variants],
              "host": host, "series": sorted(unverified),
              "option_costs": costs, "tlbi": tlbi, "census": segcensus,
+             "preload": getcpu,
              "minutes": (time.monotonic() - started) / 60,
              "partial": bool(only), "timings": timings}
     STATE.write_text(json.dumps(state, indent=1))
@@ -469,7 +487,8 @@ def report(state=None):
             state["minutes"], partial=state["partial"],
             timings=[tuple(t) for t in state["timings"]],
             option_costs=state.get("option_costs", []),
-            tlbi=state.get("tlbi"), census=state.get("census"))
+            tlbi=state.get("tlbi"), census=state.get("census"),
+            preload=state.get("preload"))
     for path in written:
         say(f"  wrote {path.relative_to(REPO)}")
     say(f"bench: done in {state['minutes']:.1f} min")

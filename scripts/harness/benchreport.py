@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import censusreport, tlbbench
+from . import censusreport, preloadbench, tlbbench
 from .markers import replace_marked
 
 README_BEGIN = "<!-- bench:begin: written by `make bench` from results/; " \
@@ -398,7 +398,8 @@ def count_figures(variants):
 
 
 def report_md(variants, host, series_opts, minutes, partial, timings,
-              option_costs=(), tlbi=None, census=None, repo=None):
+              option_costs=(), tlbi=None, census=None, repo=None,
+              preload=None):
     prs = pairs(variants)
     hm = host.get("machine", {})
     qemu = subprocess.run(["qemu-system-i386", "--version"],
@@ -536,6 +537,8 @@ def report_md(variants, host, series_opts, minutes, partial, timings,
         out += [tlbbench.section(tlbi), ""]
     if census:
         out += [censusreport.section(census, repo), ""]
+    if preload:
+        out += [preloadbench.section(preload), ""]
     out += ["## This run", "",
             table(["kernel", "phase", "seconds"],
                   [[a, b, f"{c:.0f}"] for a, b, c in timings],
@@ -569,7 +572,8 @@ def rewrite_readme(text, section):
 
 
 def write(repo, variants, host, series_opts, minutes, partial=False,
-          timings=(), option_costs=(), tlbi=None, census=None):
+          timings=(), option_costs=(), tlbi=None, census=None,
+          preload=None):
     repo = Path(repo)
     results = repo / "results"
     results.mkdir(exist_ok=True)
@@ -591,9 +595,12 @@ def write(repo, variants, host, series_opts, minutes, partial=False,
         written.append(tlbbench.write(repo, tlbi))
     if census:
         written += censusreport.write(repo, census)
+    if preload:
+        written += preloadbench.write(repo, preload)
     path = results / "REPORT.md"
     path.write_text(report_md(variants, host, series_opts, minutes, partial,
-                              timings, option_costs, tlbi, census, repo))
+                              timings, option_costs, tlbi, census, repo,
+                              preload))
     written.append(path)
     if not partial:
         readme = repo / "README.md"

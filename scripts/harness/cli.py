@@ -38,10 +38,10 @@ def main(argv):
                        "target; writes results/REPORT.md and the README "
                        "headline")
     b.add_argument("--only", nargs="+", metavar="TARGET",
-                   help="i386-smp i386-up arm x86_64 arm64 census "
+                   help="i386-smp i386-up arm x86_64 arm64 census preload "
                    "(default: all; a subset leaves the README's bench "
                    "table alone; arm64 alone: the TLBI section only; "
-                   "census alone: the segment census only)")
+                   "census or preload alone: that part only)")
     b.add_argument("--report-only", action="store_true",
                    help="write results/ again from the last run's figures")
     sub.add_parser("tree", help="only make the patched tree")

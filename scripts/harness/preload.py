@@ -88,20 +88,30 @@ def runtime_files(arch, binaries):
     return [(g, h.resolve()) for g, h in sorted(files.items())]
 
 
+def build_library(arch, out, log):
+    run(["make", "-C", REPO / "tools/preload", f"ARCH={arch}", f"O={out}"],
+        log, what=f"libpda-getcpu.so ({arch})")
+    return Path(out) / "libpda-getcpu.so"
+
+
+def build_program(arch, src, exe, tree, log):
+    """A dynamically linked guest program, with the kselftest harness."""
+    cc, _, _ = ARCHS[arch]
+    run(cc + ["-O2", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter",
+              "-Werror", "-pthread", f"-I{tree}/tools/testing/selftests",
+              "-o", exe, src, "-ldl"],
+        log, what=f"{Path(exe).name} ({arch}, dynamic)")
+    return exe
+
+
 def build(arch, tree, out, log):
     """(programs, files): the three test runs, and [(guest path, host
     file)] the initramfs needs for them."""
-    cc, _, _ = ARCHS[arch]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    run(["make", "-C", REPO / "tools/preload", f"ARCH={arch}", f"O={out}"],
-        log, what=f"libpda-getcpu.so ({arch})")
-    lib = out / "libpda-getcpu.so"
-    exe = out / TEST
-    run(cc + ["-O2", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter",
-              "-Werror", "-pthread", f"-I{tree}/tools/testing/selftests",
-              "-o", exe, REPO / "tests/preload/preload_test.c", "-ldl"],
-        log, what=f"{TEST} ({arch}, dynamic)")
+    lib = build_library(arch, out, log)
+    exe = build_program(arch, REPO / "tests/preload/preload_test.c",
+                        out / TEST, tree, log)
     where = guest_lib(arch)
     args = ["--lib", where]
     programs = [

@@ -1,0 +1,317 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make bench, the preload library (issue 18): what one sched_getcpu()
+costs an unmodified dynamically linked program, real (glibc's rseq on,
+and off) against libpda-getcpu.so preloaded, and the system call itself.
+
+Guest: tests/bench/getcpu_bench (dynamic, with the loader and libc from
+the distribution's packages, scripts/harness/preload.py) on make bench's
+PDA kernels, booted RUNS times under -icount as bench.py boots; the
+instruction counts must agree.  Host: the same program natively, TSC
+ticks turned into core cycles with segbench's calibration.  Writes
+results/preload.json, a section of results/REPORT.md and the README's
+preload headline.
+"""
+
+import dataclasses
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from . import boot, guest, preload
+from .guestout import PREFIX, parse_bench_lines, test_blocks
+from .markers import replace_marked
+from .paths import BUILD, LOGS, REPO
+from .progress import Phase, StepFailed, fail, reset_log, run, say
+from .targets import TARGETS
+
+ORDER = ("i386-smp", "i386-up", "arm", "x86_64", "arm64")
+PROGRAM = "getcpu_bench"
+COMPAT = "getcpu_bench_32"
+BENCH_PREFIX = "getcpu-bench: "
+RUNS = 2
+BOOT_TIMEOUT = 900
+# ARM spins slowly under -icount with several vCPUs (bench.BENCH_CPUS);
+# every case runs pinned to CPU 0 anyway.
+CPUS = {"arm": 1, "arm64": 1}
+CASES = [
+    ("real.rseq", "glibc's sched_getcpu(), rseq registered"),
+    ("real.norseq", "glibc's, `glibc.pthread.rseq=0`"),
+    ("preload.rseq", "`LD_PRELOAD=libpda-getcpu.so`"),
+    ("preload.norseq", "`LD_PRELOAD=libpda-getcpu.so`, rseq off"),
+    ("syscall", "`syscall(SYS_getcpu)`"),
+]
+GOAL = 100
+STATE = BUILD / "preload-state.json"
+SECTION_BEGIN = "<!-- preload:begin: written by `make bench` " \
+    "(preloadbench.py) -->"
+SECTION_END = "<!-- preload:end -->"
+README_BEGIN = "<!-- preload-headline:begin: written by `make bench` " \
+    "from results/preload.json; do not edit by hand -->"
+README_END = "<!-- preload-headline:end -->"
+
+
+def parse(lines):
+    """getcpu_bench's lines -> {case: row}, with the method it reported."""
+    rows = parse_bench_lines([PREFIX + ln[len(BENCH_PREFIX):].rsplit(
+        " method=", 1)[0] for ln in lines if ln.startswith(BENCH_PREFIX)])
+    methods = {ln[len(BENCH_PREFIX):].split()[0]: ln.rsplit("method=", 1)[1]
+               for ln in lines if ln.startswith(BENCH_PREFIX)}
+    for case, row in rows["ops"].items():
+        row["method"] = methods.get(case)
+    return rows["ops"]
+
+
+def programs_of(target):
+    if target.user_arch_64:
+        return [(PROGRAM, target.user_arch_64), (COMPAT, target.user_arch)]
+    return [(PROGRAM, target.user_arch)]
+
+
+def initramfs(target, tree, cpio_mtime, strip):
+    arch0 = target.user_arch_64 or target.user_arch
+    log = reset_log(LOGS / "preloadbench" / f"user-{arch0}.log")
+    with Phase("preload", f"initramfs ({arch0})", log):
+        init = BUILD / f"bench-user-{arch0}" / "init"
+        run(["make", "-C", REPO / "tests/guest", f"ARCH={arch0}",
+             f"O={init.parent}", f"KSRC={tree}", init], log,
+            what=f"init ({arch0})")
+        fs = guest.Initramfs(strip(init, arch0, log))
+        for name, arch in programs_of(target):
+            out = BUILD / f"preloadbench-{arch}"
+            out.mkdir(parents=True, exist_ok=True)
+            lib = strip(preload.build_library(arch, out, log), arch, log)
+            exe = strip(preload.build_program(
+                arch, REPO / "tests/bench/getcpu_bench.c", out / PROGRAM,
+                tree, log), arch, log)
+            fs.add_test(name, exe, [preload.guest_lib(arch)])
+            fs.add_file_at(preload.guest_lib(arch), lib)
+            for path, src in preload.runtime_files(arch, [exe, lib]):
+                fs.add_file_at(path, src)
+        cpio = BUILD / f"preloadbench-{arch0}.cpio"
+        fs.write(tree, cpio, log, mtime=cpio_mtime)
+    return cpio
+
+
+def boot_once(target, label, bdir, cpio, n, bench_args, qemu_args):
+    cpus = CPUS.get(target.name, target.cpus)
+    target = dataclasses.replace(target, cpus=cpus)
+    console = LOGS / label / f"preloadbench-{n}.console.log"
+    with Phase(label, f"preload bench boot {n}/{RUNS} (qemu -icount "
+               f"shift=0, {cpus} CPUs)", console):
+        outcome, rep = boot.qemu(
+            target, Path(bdir) / target.boot_image, cpio, console,
+            BOOT_TIMEOUT, "tcg",
+            boot.kernel_args(target, BOOT_TIMEOUT // 3, bench_args),
+            icount=True, qemu_args=qemu_args)
+    if outcome != boot.PASS:
+        fail(f"[{label}] preload bench boot {n}: "
+             f"{boot.describe(outcome, rep)}", console)
+    blocks = test_blocks(console.read_text(errors="replace"))
+    res = {name: parse(blocks.get(name, []))
+           for name, _ in programs_of(target)}
+    for name, rows in res.items():
+        if {c for c, _ in CASES} - set(rows):
+            fail(f"[{label}] {name}: rows missing", console)
+        if any(r["unit"] != "insns" for r in rows.values()):
+            fail(f"[{label}] {name}: not instruction counts", console)
+    return res
+
+
+def host(i386_ok):
+    """getcpu_bench natively: {build: {case: row in cycles}}."""
+    log = reset_log(LOGS / "preloadbench" / "host.log")
+    out = {}
+    with Phase("host", "getcpu_bench natively (cycles)", log):
+        seg = guest.build_segbench("x86_64", BUILD / "preloadbench-host" /
+                                   "segbench", log)
+        cal = BUILD / "preloadbench-host" / "cal.json"
+        run([seg, "--filter", "cpu.rseq", "--json", "-o", cal], log,
+            what="segbench calibration")
+        machine = json.loads(cal.read_text())["machine"]
+        scale = machine["core_mhz"] / machine["tsc_mhz"]
+        for arch in ("x86_64",) + (("i386",) if i386_ok else ()):
+            d = BUILD / "preloadbench-host" / arch
+            d.mkdir(parents=True, exist_ok=True)
+            lib = preload.build_library(arch, d, log)
+            exe = preload.build_program(
+                arch, REPO / "tests/bench/getcpu_bench.c", d / PROGRAM,
+                REPO, log)
+            proc = subprocess.run([exe, lib], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+            with open(log, "a") as f:
+                f.write(proc.stdout)
+            if proc.returncode:
+                fail(f"getcpu_bench ({arch}) failed natively", log)
+            rows = parse(proc.stdout.splitlines())
+            for row in rows.values():
+                for k in ("min", "median"):
+                    row[k] = round(row[k] * scale, 2)
+                row["unit"] = "cycles"
+            out[arch] = rows
+    return {"machine": machine, "builds": out}
+
+
+def measure(tree, timings, build, strip, bench_args, qemu_args, cpio_mtime,
+            i386_ok, only=None):
+    """build(target, src, label, unverified, timings): bench.py's."""
+    started = time.monotonic()
+    results, cpios = {}, {}
+    for name in only or ORDER:
+        target = TARGETS[name]
+        arch = target.user_arch_64 or target.user_arch
+        if arch not in cpios:
+            cpios[arch] = initramfs(target, tree, cpio_mtime, strip)
+        bdir = build(target, tree, f"bench-{name}", (), timings)
+        args = bench_args + ("" if target.arch in ("arm", "arm64")
+                             else " no_timer_check")
+        runs = []
+        for n in range(1, RUNS + 1):
+            start = time.monotonic()
+            runs.append(boot_once(target, name, bdir, cpios[arch], n, args,
+                                  qemu_args))
+            timings.append((name, f"preload bench boot {n}",
+                            time.monotonic() - start))
+        if any(r != runs[0] for r in runs):
+            raise StepFailed(f"[{name}] getcpu_bench's instruction counts "
+                             f"differ between the {RUNS} boots: "
+                             f"{LOGS / name}/preloadbench-*.console.log")
+        say(f"[{name}] preload bench: identical in {RUNS} boots")
+        results[name] = runs[0]
+    start = time.monotonic()
+    native = host(i386_ok)
+    timings.append(("host", "getcpu_bench", time.monotonic() - start))
+    state = {"guests": results, "host": native, "runs": RUNS,
+             "cpus": {n: CPUS.get(n, TARGETS[n].cpus) for n in results},
+             "minutes": (time.monotonic() - started) / 60}
+    STATE.write_text(json.dumps(state, indent=1))
+    return state
+
+
+# ------------------------------------------------------------ report
+
+def fmt(row, key):
+    return "n/a" if row is None else f"{row[key]:.2f}".rstrip("0").rstrip(".")
+
+
+def label(target, prog):
+    return target + (" (32-bit program)" if prog == COMPAT else
+                     " (64-bit program)" if TARGETS[target].user_arch_64
+                     else "")
+
+
+def ratio(rows, case="preload.norseq"):
+    """syscall / case, medians: how many times fewer."""
+    a, b = rows.get("syscall"), rows.get(case)
+    return a["median"] / b["median"] if a and b and b["median"] else None
+
+
+def guest_table(state):
+    out = []
+    for target, progs in state["guests"].items():
+        for prog, rows in progs.items():
+            r = ratio(rows)
+            out.append([label(target, prog)] +
+                       [f"{fmt(rows.get(c), 'min')} / "
+                        f"{fmt(rows.get(c), 'median')}" for c, _ in CASES] +
+                       [rows["preload.norseq"]["method"],
+                        "n/a" if r is None else f"{r:.0f}×"])
+    head = ["target"] + [f"`{c}`" for c, _ in CASES] +         ["preloaded via", "syscall / preloaded (rseq off)"]
+    return table(head, out)
+
+
+def host_table(state):
+    out = []
+    for arch, rows in state["host"]["builds"].items():
+        out.append([arch] + [f"{fmt(rows.get(c), 'min')} / "
+                             f"{fmt(rows.get(c), 'median')}"
+                             for c, _ in CASES] +
+                   [rows["preload.norseq"]["method"]])
+    return table(["build"] + [f"`{c}`" for c, _ in CASES] +
+                 ["preloaded via"], out)
+
+
+def table(head, rows):
+    lines = ["| " + " | ".join(head) + " |",
+             "|---" + "|---:" * (len(head) - 1) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def section(state):
+    m = state["host"]["machine"]
+    return "\n".join([
+        SECTION_BEGIN,
+        "## `sched_getcpu()` in unmodified programs: the preload library",
+        "",
+        "`tests/bench/getcpu_bench`, dynamically linked against the "
+        "distribution's glibc 2.36, runs itself once per case; each figure "
+        "is (a loop of 2000 calls − the same empty loop) / 2000, 7 "
+        "repetitions after a warm-up, pinned to CPU 0, **min / median**. "
+        "Cases: " + "; ".join(f"`{c}`: {w}" for c, w in CASES) + ". "
+        "\"Preloaded via\" is the library's own answer "
+        "(`pda_getcpu_method()`) with rseq off.", "",
+        f"### In the guests (instructions per call, `qemu -icount "
+        f"shift=0`, make bench's PDA kernels, {state['runs']} boots "
+        "identical)", "",
+        guest_table(state), "",
+        f"The goal was at least {GOAL}× fewer instructions than the system "
+        "call. ARM kernels boot one CPU here (`-icount` and ARM "
+        "spin-waits, see above).", "",
+        "### On the host (core cycles per call, native)", "",
+        f"{m.get('cpu_model', '?')} ({m.get('cpu_id', '?')}), kernel "
+        f"{m.get('kernel', '?')}, {m.get('virt', '?')}; TSC ticks × core "
+        f"{m.get('core_mhz', 0):.0f} MHz / TSC {m.get('tsc_mhz', 0):.0f} "
+        "MHz (segbench's calibration). The host kernel is not a PDA "
+        "kernel: the library falls back to rseq's `cpu_id`, or with rseq "
+        "off to the C library's call, so this shows its overhead there, "
+        "not the segment's cost (segbench's `cpu.pda` row has that).", "",
+        host_table(state), "",
+        f"This part took {state['minutes']:.1f} min. Raw rows: "
+        "`results/preload.json`.",
+        SECTION_END])
+
+
+def readme_section(state):
+    rows = []
+    for target, progs in state["guests"].items():
+        for prog, r in progs.items():
+            x = ratio(r)
+            rows.append([label(target, prog), fmt(r["syscall"], "median"),
+                         fmt(r["real.norseq"], "median"),
+                         fmt(r["preload.norseq"], "median"),
+                         r["preload.norseq"]["method"],
+                         "n/a" if x is None else f"{x:.0f}×"])
+    return "\n".join([
+        README_BEGIN,
+        "### `sched_getcpu()` with the preload library (`make bench`)", "",
+        "Guest instructions per call (median, `qemu -icount`, glibc "
+        "2.36 with rseq off, as an old glibc behaves):", "",
+        table(["target", "`syscall(SYS_getcpu)`", "glibc's "
+               "`sched_getcpu()`", "preloaded", "via", "syscall / "
+               "preloaded"], rows), "",
+        "Every case, and the host's cycles, in `results/REPORT.md`.", "",
+        README_END])
+
+
+def write(repo, state, alone=False):
+    results = Path(repo) / "results"
+    path = results / "preload.json"
+    path.write_text(json.dumps({k: v for k, v in state.items()
+                                if k != "minutes"}, indent=1,
+                               sort_keys=True) + "\n")
+    written = [path]
+    readme = Path(repo) / "README.md"
+    readme.write_text(replace_marked(readme.read_text(), README_BEGIN,
+                                     README_END, readme_section(state)))
+    written.append(readme)
+    if alone:
+        report = results / "REPORT.md"
+        text = report.read_text()
+        if SECTION_BEGIN in text:
+            text = replace_marked(text, SECTION_BEGIN, SECTION_END,
+                                  section(state))
+        else:
+            text = text.rstrip("\n") + "\n\n" + section(state) + "\n"
+        report.write_text(text)
+        written.append(report)
+    return written

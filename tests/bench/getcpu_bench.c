@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * getcpu_bench: what one sched_getcpu() costs an unmodified, dynamically
+ * linked program, with and without tools/preload's libpda-getcpu.so
+ * (scripts/harness/preloadbench.py, part of make bench).
+ *
+ *	getcpu_bench LIB
+ *
+ * runs itself four times with different environments, each child
+ * measuring the calls its dynamic linker bound:
+ *
+ *	real.rseq	the C library's sched_getcpu(), glibc's rseq on
+ *	real.norseq	the same with GLIBC_TUNABLES=glibc.pthread.rseq=0
+ *			(what an old glibc, or a program that registers
+ *			rseq itself, gets)
+ *	preload.rseq	LD_PRELOAD=LIB
+ *	preload.norseq	LD_PRELOAD=LIB, rseq off
+ *	syscall		syscall(SYS_getcpu), the system call itself
+ *			(measured in the first child)
+ *
+ * Each figure is (a loop of ITERS calls - the same loop without them) /
+ * ITERS, REPS times after a warm-up, pinned to CPU 0; min and median.
+ * The clock is the TSC on x86 (instructions under qemu -icount, which
+ * "pda.icount" on the kernel command line says; TSC ticks natively) and
+ * CLOCK_MONOTONIC elsewhere (instructions under -icount shift=0; ns
+ * natively).  Output, one line per row:
+ *
+ *	getcpu-bench: CASE min=X median=Y reps=R iters=N unit=U method=M
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../guest/lib/cmdline.h"
+
+#define REPS	7
+#define ITERS	2000
+
+#if defined(__i386__) || defined(__x86_64__)
+static inline uint64_t now(void)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdtsc" : "=a" (lo), "=d" (hi) : : "memory");
+	return (uint64_t)hi << 32 | lo;
+}
+#define CLOCK_UNIT(icount)	((icount) ? "insns" : "tsc")
+#else
+static inline uint64_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+#define CLOCK_UNIT(icount)	((icount) ? "insns" : "ns")
+#endif
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The loop body, kept out of line so the empty loop is the same loop. */
+static int __attribute__((noinline)) call_nothing(void)
+{
+	asm volatile("" : : : "memory");
+	return 0;
+}
+
+static int __attribute__((noinline)) call_syscall(void)
+{
+	unsigned int cpu;
+
+	return syscall(SYS_getcpu, &cpu, NULL, NULL) ? -1 : (int)cpu;
+}
+
+static int64_t loop(int (*fn)(void))
+{
+	volatile int sink;
+	uint64_t t0 = now();
+	int i;
+
+	for (i = 0; i < ITERS; i++)
+		sink = fn();
+	(void)sink;
+	return now() - t0;
+}
+
+static const char *method(void)
+{
+	const char *(*m)(void) = (const char *(*)(void))
+		dlsym(RTLD_DEFAULT, "pda_getcpu_method");
+
+	return m ? m() : "libc";
+}
+
+static void measure(const char *name, int (*fn)(void))
+{
+	int64_t cost[REPS];
+	int r;
+
+	loop(fn);
+	loop(call_nothing);
+	for (r = 0; r < REPS; r++) {
+		int64_t with = loop(fn), without = loop(call_nothing);
+
+		cost[r] = with - without;
+	}
+	qsort(cost, REPS, sizeof(*cost), cmp_i64);
+	printf("getcpu-bench: %s min=%.2f median=%.2f reps=%d iters=%d unit=%s method=%s\n",
+	       name, (double)cost[0] / ITERS, (double)cost[REPS / 2] / ITERS,
+	       REPS, ITERS, CLOCK_UNIT(cmdline_has("pda.icount")),
+	       fn == call_syscall ? "syscall" : method());
+	fflush(stdout);
+}
+
+/* One environment: run this program again in it, measuring CASE. */
+static int child(const char *self, const char *name, const char *lib,
+		 int rseq_off)
+{
+	char preload[512], env_case[64];
+	char *envp[4], **e = envp;
+	int status;
+	pid_t pid;
+
+	snprintf(env_case, sizeof(env_case), "GETCPU_BENCH_CASE=%s", name);
+	*e++ = env_case;
+	if (lib) {
+		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", lib);
+		*e++ = preload;
+	}
+	if (rseq_off)
+		*e++ = "GLIBC_TUNABLES=glibc.pthread.rseq=0";
+	*e = NULL;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		execve(self, (char *[]){ (char *)self, NULL }, envp);
+		perror("getcpu_bench: execve");
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = getenv("GETCPU_BENCH_CASE");
+	cpu_set_t set;
+	int bad = 0;
+
+	if (name) {
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			perror("getcpu_bench: pin to CPU 0");
+			return 1;
+		}
+		if (sched_getcpu() != 0) {
+			fprintf(stderr, "getcpu_bench: %s: sched_getcpu() is %d on CPU 0\n",
+				name, sched_getcpu());
+			return 1;
+		}
+		measure(name, sched_getcpu);
+		if (!strcmp(name, "real.rseq"))
+			measure("syscall", call_syscall);
+		return 0;
+	}
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s LIBPDA_GETCPU_SO\n", argv[0]);
+		return 2;
+	}
+	bad |= child(argv[0], "real.rseq", NULL, 0);
+	bad |= child(argv[0], "real.norseq", NULL, 1);
+	bad |= child(argv[0], "preload.rseq", argv[1], 0);
+	bad |= child(argv[0], "preload.norseq", argv[1], 1);
+	if (bad)
+		fprintf(stderr, "getcpu_bench: a case failed\n");
+	return bad ? 1 : 0;
+}

@@ -293,12 +293,9 @@ def boot_once(target, label, bdir, cpio, n):
     console = LOGS / label / f"bench-{n}.console.log"
     with Phase(label, f"bench boot {n}/{RUNS} (qemu -icount shift=0, "
                f"{target.cpus} CPUs)", console):
-        outcome, rep = boot.qemu(
-            target, Path(bdir) / target.boot_image, cpio, console,
-            BOOT_TIMEOUT, "tcg",
-            boot.kernel_args(target, BOOT_TIMEOUT // 3, BENCH_ARGS + (
-                BENCH_ARGS_X86 if target.arch != "arm" else "")),
-            icount=True, qemu_args=QEMU_ARGS)
+        outcome, rep = boot.icount(
+            target, bdir, cpio, console, BOOT_TIMEOUT, BENCH_ARGS + (
+                BENCH_ARGS_X86 if target.arch != "arm" else ""), QEMU_ARGS)
     if outcome != boot.PASS:
         fail(f"[{label}] bench boot {n}: {boot.describe(outcome, rep)}",
              console)

@@ -123,6 +123,14 @@ def classify(console, timed_out, target_name):
     return PASS, rep
 
 
+def icount(target, bdir, cpio, console, timeout, args, qemu_args=()):
+    """A make bench boot: TCG under -icount shift=0, the kernel built in
+    bdir, kernel arguments args on top of the harness's own."""
+    return qemu(target, Path(bdir) / target.boot_image, cpio, console,
+                timeout, "tcg", kernel_args(target, timeout // 3, args),
+                icount=True, qemu_args=qemu_args)
+
+
 def qemu(target, image, initrd, console, timeout, accel, append,
          icount=False, qemu_args=()):
     cmd = qemu_cmd(target, image, initrd, append, accel, icount, qemu_args)

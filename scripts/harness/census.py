@@ -189,11 +189,9 @@ def boot_once(target, label, bdir, cpio, n, so, bench_args, qemu_args):
     base, bits = kernel_base(target, bdir)
     with Phase(label, f"census boot {n}/{RUNS} (qemu -icount shift=0 "
                f"+ segcensus, {target.cpus} CPUs)", console):
-        outcome, rep = boot.qemu(
-            target, Path(bdir) / target.boot_image, cpio, console,
-            BOOT_TIMEOUT, "tcg",
-            boot.kernel_args(target, BOOT_TIMEOUT // 3, bench_args),
-            icount=True, qemu_args=tuple(qemu_args) + (
+        outcome, rep = boot.icount(
+            target, bdir, cpio, console, BOOT_TIMEOUT, bench_args,
+            tuple(qemu_args) + (
                 "-plugin", f"{so},out={windows},kernel={base:#x},"
                 f"bits={bits}"))
     if outcome != boot.PASS:

@@ -99,11 +99,8 @@ def boot_once(target, label, bdir, cpio, n, bench_args, qemu_args):
     console = LOGS / label / f"preloadbench-{n}.console.log"
     with Phase(label, f"preload bench boot {n}/{RUNS} (qemu -icount "
                f"shift=0, {cpus} CPUs)", console):
-        outcome, rep = boot.qemu(
-            target, Path(bdir) / target.boot_image, cpio, console,
-            BOOT_TIMEOUT, "tcg",
-            boot.kernel_args(target, BOOT_TIMEOUT // 3, bench_args),
-            icount=True, qemu_args=qemu_args)
+        outcome, rep = boot.icount(target, bdir, cpio, console,
+                                   BOOT_TIMEOUT, bench_args, qemu_args)
     if outcome != boot.PASS:
         fail(f"[{label}] preload bench boot {n}: "
              f"{boot.describe(outcome, rep)}", console)

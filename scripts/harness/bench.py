@@ -248,7 +248,8 @@ def user_space(arch, tree):
 
 # strip for each user-space architecture.
 STRIP = {"i386": "strip", "x86_64": "strip",
-         "arm": "arm-linux-gnueabihf-strip"}
+         "arm": "arm-linux-gnueabihf-strip",
+         "arm64": "aarch64-linux-gnu-strip"}
 
 
 def bench_arch(target):

@@ -594,9 +594,9 @@ def write(repo, variants, host, series_opts, minutes, partial=False,
     if tlbi:
         written.append(tlbbench.write(repo, tlbi))
     if census:
-        written += censusreport.write(repo, census)
+        written += censusreport.write(repo, census, readme=not partial)
     if preload:
-        written += preloadbench.write(repo, preload)
+        written += preloadbench.write(repo, preload, readme=not partial)
     path = results / "REPORT.md"
     path.write_text(report_md(variants, host, series_opts, minutes, partial,
                               timings, option_costs, tlbi, census, repo,

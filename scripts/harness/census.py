@@ -17,7 +17,6 @@ censusreport.py turns counts and cycles into the report's estimate.
 
 import json
 import re
-import statistics
 import time
 from pathlib import Path
 
@@ -109,17 +108,6 @@ def assign(windows, programs):
             res[p["name"]] = {"ops": p["ops"], "windows": ws}
         out[name] = res
     return out
-
-
-def summary(path):
-    """{counter: {"min", "median"}} per op, over a path's windows."""
-    keys = sorted(set().union(*path["windows"]))
-    return {k: {"min": min(w.get(k, 0) for w in path["windows"]) /
-                path["ops"],
-                "median": statistics.median(w.get(k, 0)
-                                            for w in path["windows"]) /
-                path["ops"]}
-            for k in keys}
 
 
 def differences(runs):

@@ -43,7 +43,7 @@ PATHS = [
     ("fault.anon", "anonymous write fault"),
     ("ctxsw.same", "context switch, both threads on CPU 0 (per switch)"),
     ("ctxsw.same.pda", "the same, both threads holding the PDA selector"),
-    ("migrate", "`sched_setaffinity()` to the other CPU"),
+    ("migrate", "`sched_setaffinity()` from CPU 0 to CPU 1 (every CPU counted)"),
     ("signal", "`kill()` of itself + delivery + handler + `sigreturn`"),
     ("irq", "the interrupt that lands in a user loop (kernel only)"),
 ]
@@ -54,11 +54,15 @@ LOAD_SUFFIXES = (".null", ".sel")
 
 # ------------------------------------------------------------ counts
 
-def summarise(path):
-    """{counter: median per op} over a path's windows."""
-    keys = set().union(*path["windows"])
-    return {k: statistics.median(w.get(k, 0) for w in path["windows"]) /
-            path["ops"] for k in keys}
+def summarise(path, name=None):
+    """{counter: per op} of one real window: the median one by kernel
+    instructions (the lower middle of an even count), or for the
+    interrupt path the cheapest one, the bare tick (others also hold
+    softirq work or a context switch)."""
+    ws = sorted(path["windows"], key=lambda w: (w.get("k.insns", 0),
+                                                w.get("u.insns", 0)))
+    w = ws[0] if name == IRQ else ws[(len(ws) - 1) // 2]
+    return {k: v / path["ops"] for k, v in w.items()}
 
 
 def is_load(key):
@@ -104,14 +108,21 @@ def cost_row(key, rows):
         fam = reg if reg in ("fs", "gs") else "fs"
         if f"sel.mov.{fam}.null" not in rows:
             fam = "gs" if fam == "fs" else "fs"
-        if kind[0] == "pop":
-            return f"sel.pushpop.{fam}.user_ds"
+        # A pop, an l*s: the same selector load as a mov, after an
+        # ordinary memory read.
         return f"sel.mov.{fam}.{'null' if kind[-1] == 'null' else 'user_ds'}"
     if kind[0] in ("iret", "lsl", "lar", "verr"):
         return f"probe.{kind[0]}"
     if kind[0] == "verw":
         return "probe.verr"
     return None
+
+
+def seg_cycles(s, name, rows, which="median"):
+    """The costed segment operations' cycles alone."""
+    return sum(s[k] * rows[cost_row(k, rows)][which]
+               for k in seg_keys(s) if (name != IRQ or k.startswith("k."))
+               and cost_row(k, rows) in rows)
 
 
 def estimate(s, empty, name, rows):
@@ -191,7 +202,7 @@ def path_summary(v, prog, name):
     p = v["census"][prog].get(name)
     if p is None or "na" in p:
         return None
-    return summarise(p)
+    return summarise(p, name)
 
 
 def empty_of(v, prog):
@@ -220,19 +231,34 @@ def summary_table(state, rows_host):
         cells = [prog_label(target, prog), f"`{name}`"]
         for v, s in zip(kernels, sums):
             if s is None:
-                cells += ["n/a"] * 4
+                cells += ["n/a"] * 5
                 continue
             e = empty_of(v, prog)
             (pt, lo, hi), _ = estimate(s, e, name, rows_host)
             cells += [f"{fmt(loads(s))} ({fmt(loads(s, null=True))})",
                       fmt(loads(s, "fs")), fmt(instructions(s, e, name)),
+                      f"{seg_cycles(s, name, rows_host):.0f}",
                       f"{pt:.0f} ({lo:.0f}–{hi:.0f})"]
         out.append(cells)
     return table(["target", "path",
                   "mainline: loads (null)", "`%fs` loads", "insns",
-                  "est. cycles",
+                  "seg. cycles", "est. cycles",
                   "PDA: loads (null)", "`%fs` loads", "insns",
-                  "est. cycles"], out)
+                  "seg. cycles", "est. cycles"], out)
+
+
+def host_estimates(state, all_hosts):
+    """Each path's estimate, mainline → PDA, on every host."""
+    out = []
+    for target, prog, name, kernels, sums in compared(state):
+        cells = [prog_label(target, prog), f"`{name}`"]
+        for _, _, rows in all_hosts:
+            est = [f"{estimate(s, empty_of(v, prog), name, rows)[0][0]:.0f}"
+                   if s else "n/a" for v, s in zip(kernels, sums)]
+            cells.append(" → ".join(est))
+        out.append(cells)
+    return table(["target", "path"] + [f"{m} ({lab})"
+                                       for lab, m, _ in all_hosts], out)
 
 
 def census_table(state):
@@ -363,11 +389,17 @@ def section(state, repo):
            f"Kernels: `make bench`'s, booted {state['runs']} times each "
            "under `-icount shift=0` as the rest of `make bench`; every window "
            "of every path was identical in every boot (checked, or the run "
-           "fails). Figures are the median per operation over 9 windows "
-           "after a warm-up (context switch: a window is a pipe round trip, "
-           "two switches; per switch here; `irq`: the windows with a kernel "
-           "entry in them, since with several vCPUs the TSC also jumps when "
-           "another vCPU takes its turn).", "",
+           "fails). Each row is one real window, per operation: the median "
+           "of 9 after a warm-up, by kernel instructions (context switch: a "
+           "window is a pipe round trip, two switches, halved here, though "
+           "a wakeup can straddle two windows; `migrate`: CPU 0 → 1 in the "
+           "window, back outside it; `irq`: the cheapest window with a "
+           "kernel entry, the bare tick, since others also hold softirq "
+           "work or a switch, and with several vCPUs the TSC also jumps "
+           "when another vCPU takes its turn). An instruction that faults "
+           "counts once per attempt (QEMU runs it again after the fault). "
+           "Not seen: base writes through `wrmsr` (kernels without "
+           "FSGSBASE), `int1`.", "",
            "**Cycles are an estimate**, not a measurement: "
            "`cycles ≈ (I − S) × c + Σ n_k × cost_k`, with I the path's "
            "instructions, n_k its operations of kind k (S their sum), cost_k "
@@ -378,9 +410,18 @@ def section(state, repo):
            "`sysenter`, `sysexit`, `syscall`, `sysret`, `swapgs`, far "
            "transfers and `lldt` cannot be timed from user mode: they count "
            "as ordinary instructions, so the estimate is low by what they "
-           "cost beyond that. `iret` is costed at a same-privilege `iret` "
-           "(`probe.iret`), a lower bound of the kernel's return to user "
-           "mode; a `pop` of a segment register at a push+pop pair.", "",
+           "cost beyond that; on x86-64, where the paths load no selector, "
+           "the estimate is little more than the instruction count. `iret` "
+           "is costed at a same-privilege `iret` (`probe.iret`), a lower "
+           "bound of the kernel's return to user mode; a `pop` or `l*s` of "
+           "a segment register at a `mov` of the same kind of selector. "
+           "**Uncertainty:** the range only spans c and segbench's min and "
+           "median; in a difference between two kernels whose other "
+           "instructions match, c cancels and only the load costs remain. "
+           "What it does not cover is larger: segbench times loads back "
+           "to back in a loop on a virtualised host, while in the entry "
+           "path a load overlaps with, or waits for, what is around it; "
+           "read the figures as ± 50 %.", "",
            "Paths (`tests/bench/seg_census.c`; a window holds one "
            "operation unless said):", ""] + [
                f"- `{name}`: {what}" for name, what in PATHS] + [
@@ -391,6 +432,9 @@ def section(state, repo):
            "path, the empty window's taken off.", "",
            summary_table(state, rows), "",
            f"![segment loads per path]({PLOT})", "",
+           "### The estimate on each host with segbench figures in "
+           "`results/` (cycles, mainline → PDA)", "",
+           host_estimates(state, all_hosts), "",
            "### The 2006 questions", ""]
     sv = up_saving(state, rows)
     if sv:
@@ -433,9 +477,9 @@ def readme_section(state, repo):
              "", "What UP_NOSEG saves on a null syscall of the UP kernel, "
              "counted exactly by a QEMU plugin in the guest (two boots "
              "agree); the cycles are an **estimate** from segbench's "
-             "per-operation costs on each host, not a measurement "
-             "(formula and every path in `results/REPORT.md`, \"The "
-             "segment census\"):", ""]
+             "per-operation costs on each host, not a measurement, good to "
+             "± 50 % (formula, uncertainty and every path in "
+             "`results/REPORT.md`, \"The segment census\"):", ""]
     lines += [saving_table(state, all_hosts), "",
               f"![segment loads per path](results/{PLOT})", "",
               README_END]
@@ -476,20 +520,22 @@ def results_json(state):
                         for v in state["variants"]}}
 
 
-def write(repo, state, alone=False):
-    """results/census.json and the plot; alone: the REPORT.md section
-    and the README headline too (a full make bench writes REPORT.md)."""
+def write(repo, state, alone=False, readme=True):
+    """results/census.json and the plot; alone: the REPORT.md section too
+    (a full make bench writes REPORT.md); readme: the README headline
+    (not after a subset of the targets)."""
     results = Path(repo) / "results"
     results.mkdir(exist_ok=True)
     path = results / "census.json"
     path.write_text(json.dumps(results_json(state), indent=1,
                                sort_keys=True) + "\n")
     written = [path, plot(state, results)]
-    readme = Path(repo) / "README.md"
-    readme.write_text(replace_marked(readme.read_text(), README_BEGIN,
-                                     README_END,
-                                     readme_section(state, repo)))
-    written.append(readme)
+    if readme:
+        path = Path(repo) / "README.md"
+        path.write_text(replace_marked(path.read_text(), README_BEGIN,
+                                       README_END,
+                                       readme_section(state, repo)))
+        written.append(path)
     if alone:
         report = results / "REPORT.md"
         text = report.read_text() if report.exists() else ""

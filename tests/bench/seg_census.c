@@ -18,8 +18,9 @@
  *	ctxsw.same	a pipe round trip between two threads pinned to CPU 0:
  *			two context switches (ops=2), two writes, two reads
  *	ctxsw.same.pda	the same, both threads holding the PDA selector
- *	migrate		sched_setaffinity() to the other of CPUs 0 and 1,
- *			counting every CPU (the others count CPU 0 only)
+ *	migrate		sched_setaffinity() from CPU 0 to CPU 1 (and back
+ *			outside the window), counting every CPU (the other
+ *			paths count CPU 0 only)
  *	signal		kill() of itself, the empty handler, sigreturn
  *	irq		a user loop until an interrupt lands in it (seen as
  *			a jump of the instruction-counting TSC): the
@@ -82,8 +83,8 @@ static int failed;
 
 /*
  * One warm-up window and REPS measured ones of @body, counting what this
- * CPU runs (the program stays on CPU 0), or with WINDOWS_ALL what every
- * CPU runs.  The id is an immediate in the marker, so a path's two
+ * CPU runs (the program stays on CPU 0; migrate() opens its own windows,
+ * which count every CPU).  The id is an immediate in the marker, so a path's two
  * variants (register 0, PDA selector held) are two expansions.
  */
 #define WINDOWS_SCOPED(id, body) do {					\
@@ -97,7 +98,6 @@ static int failed;
 } while (0)
 
 #define WINDOWS(id, body)	WINDOWS_SCOPED((id) | CENSUS_LOCAL, body)
-#define WINDOWS_ALL(id, body)	WINDOWS_SCOPED(id, body)
 
 #define WINDOWS_EITHER(pda, id, id_pda, body) do {			\
 	if (pda)							\
@@ -106,8 +106,8 @@ static int failed;
 		WINDOWS(id, body);					\
 } while (0)
 
-static void say_path(int id, const char *name, int pda, const char *fmt,
-		     const char *arg)
+static void __attribute__((format(printf, 4, 0)))
+say_path(int id, const char *name, int pda, const char *fmt, const char *arg)
 {
 	printf("seg-census: path %d %s%s ", id, name, pda ? ".pda" : "");
 	printf(fmt, arg);
@@ -230,6 +230,7 @@ static void fault(void)
 struct pingpong {
 	int to_peer[2], from_peer[2];
 	int pda;
+	int peer_unpinned;
 };
 
 static void *peer(void *arg)
@@ -237,8 +238,8 @@ static void *peer(void *arg)
 	struct pingpong *pp = arg;
 	char c;
 
-	if (pin(0))
-		return (void *)1;
+	/* Unpinned, it still answers: the windows then show it, not a hang. */
+	pp->peer_unpinned = pin(0);
 	if (pp->pda)
 		pda_load(PDA_USER_SELECTOR);
 	while (read(pp->to_peer[0], &c, 1) == 1 && c)
@@ -277,6 +278,7 @@ static void ctxsw(int pda)
 	pthread_join(t, NULL);
 	if (pda)
 		pda_load(0);
+	bad |= pp.peer_unpinned;
 	if (bad) {
 		fprintf(stderr, "seg_census: ping-pong failed\n");
 		failed = 1;
@@ -289,34 +291,36 @@ static void ctxsw(int pda)
 
 /* ------------------------------------------------------------- migration */
 
+/* To CPU 1 inside the window, back to CPU 0 outside: one direction. */
 static void migrate(void)
 {
-	cpu_set_t sets[2];
-	int next = 1, r = 0;
+	cpu_set_t to1, to0;
+	int rep, r = 0;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
 		not_here(P_MIGRATE, "migrate", 0, "one CPU online");
 		return;
 	}
-	CPU_ZERO(&sets[0]);
-	CPU_ZERO(&sets[1]);
-	CPU_SET(0, &sets[0]);
-	CPU_SET(1, &sets[1]);
+	CPU_ZERO(&to0);
+	CPU_ZERO(&to1);
+	CPU_SET(0, &to0);
+	CPU_SET(1, &to1);
 	if (pin(0)) {
 		perror("seg_census: pin");
 		failed = 1;
 		return;
 	}
 	announce(P_MIGRATE, "migrate", 0, 1);
-	WINDOWS_ALL(P_MIGRATE, {
-		r |= sched_setaffinity(0, sizeof(sets[0]), &sets[next]);
-		next ^= 1;
-	});
+	for (rep = 0; rep <= REPS; rep++) {
+		CENSUS_MARK(OPEN, P_MIGRATE);
+		r |= sched_setaffinity(0, sizeof(to1), &to1);
+		CENSUS_MARK(CENSUS_OP_CLOSE, P_MIGRATE);
+		r |= sched_setaffinity(0, sizeof(to0), &to0);
+	}
 	if (r) {
 		perror("seg_census: sched_setaffinity");
 		failed = 1;
 	}
-	pin(0);
 }
 
 /* ---------------------------------------------------------------- signal */

@@ -17,6 +17,8 @@
  * - migration_storm: threads re-pin themselves to random CPUs.
  * - fork_child: a child forked after the calls were used, on each CPU,
  *   and the parent after it.
+ * - exec_child: such a child execs this program, whose first calls must
+ *   be right (the kernel dropped the registration, reset the registers).
  * - new_threads: threads, each on each CPU.
  * - signal_handler: a thread's first call inside a handler, then
  *   handlers that interrupt the checks.
@@ -241,6 +243,46 @@ TEST(fork_child)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	EXPECT_EQ(0, check_each(&global_calls, why)) TH_LOG("%s", why);
+}
+
+/*
+ * A child that used the calls (so holds the selector, or a registered
+ * word) execs this program again: the new image starts from nothing,
+ * and its calls must be right from the first one.
+ */
+#define EXEC_CHECK	"--exec-check"
+
+static int exec_check(void)
+{
+	char why[WHY_LEN];
+
+	if (!check_each(&global_calls, why))
+		return 0;
+	fprintf(stderr, "# after exec: %s\n", why);
+	return 1;
+}
+
+TEST(exec_child)
+{
+	extern char **environ;
+	char why[WHY_LEN];
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (check_each(&global_calls, why)) {
+			fprintf(stderr, "# child before exec: %s\n", why);
+			_exit(1);
+		}
+		execve("/proc/self/exe",
+		       (char *[]){ "preload_test", EXEC_CHECK, NULL }, environ);
+		_exit(2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("status %#x", status);
 }
 
 TEST(new_threads)
@@ -605,6 +647,8 @@ static int relaunch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], EXEC_CHECK))
+		return exec_check();
 	if (argc > 1 && !strcmp(argv[1], "--lib"))
 		return relaunch(argc, argv);
 	return test_harness_run(argc, argv);

@@ -24,8 +24,11 @@
 #ifndef __ASSEMBLER__
 /* "memory": a window must not open or close across a compiler-moved access. */
 #define CENSUS_MARK(op, id)						\
-	asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00\n\t.long %c0"	\
-		     : : "i" (CENSUS_DISP(op, id)) : "memory")
+	do {								\
+		asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00\n\t"	\
+			     ".long %c0"				\
+			     : : "i" (CENSUS_DISP(op, id)) : "memory");	\
+	} while (0)
 #endif
 
 #endif

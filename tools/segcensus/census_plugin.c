@@ -156,11 +156,15 @@ static void marker(unsigned int vcpu, const struct insn_info *ii)
 		settle(v);
 	attribute();
 	if (ii->marker_op == CENSUS_OP_CLOSE) {
-		if (open_id == ii->marker_id)
-			emit();
-		else
+		if (open_id != ii->marker_id)
 			fprintf(out, "census error: close of %d, open is %d\n",
 				ii->marker_id, open_id);
+		else if (window_vcpu >= 0 && (int)vcpu != window_vcpu)
+			/* It migrated: this vCPU's share was not counted. */
+			fprintf(out, "census error: window %d opened on vCPU %d closed on %u\n",
+				open_id, window_vcpu, vcpu);
+		else
+			emit();
 		open_id = -1;
 		return;
 	}
@@ -264,14 +268,16 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		struct insn_info ii = { .mode = mode };
 		struct insn_info *keep;
 
-		qemu_plugin_register_vcpu_insn_exec_inline(
-			insn, QEMU_PLUGIN_INLINE_ADD_U64, &insns[mode], 1);
+		qemu_plugin_register_vcpu_insn_exec_inline(insn,
+							   QEMU_PLUGIN_INLINE_ADD_U64,
+							   &insns[mode], 1);
 		if (i == 0)
-			qemu_plugin_register_vcpu_tb_exec_cb(
-				tb, on_tb, QEMU_PLUGIN_CB_NO_REGS,
-				(void *)(uintptr_t)mode);
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb,
+							     QEMU_PLUGIN_CB_NO_REGS,
+							     (void *)(uintptr_t)mode);
 		if (mode == MODE_USER && is_marker(p, len, &ii)) {
-			ii.op32.kind = ii.op64.kind = SEGOP_NONE;
+			ii.op32.kind = SEGOP_NONE;
+			ii.op64.kind = SEGOP_NONE;
 		} else {
 			ii.marker_op = 0;
 			if (mode == MODE_USER || kernel_bits == 32)

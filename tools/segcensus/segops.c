@@ -58,20 +58,29 @@ static void set(struct segop *op, enum segop_kind k, unsigned int reads)
 	op->operand_reads = reads;
 }
 
+/* 0f xx opcodes that need no ModRM byte to tell what they are. */
+static const struct segop op0f_plain[256] = {
+	[0xa1] = { SEGOP_POP_FS, 1 },	[0xa9] = { SEGOP_POP_GS, 1 },
+	[0x35] = { SEGOP_SYSEXIT, 0 },	[0x07] = { SEGOP_SYSRET, 0 },
+	[0x34] = { SEGOP_SYSENTER, 0 },	[0x05] = { SEGOP_SYSCALL, 0 },
+	[0x02] = { SEGOP_LAR, 0 },	[0x03] = { SEGOP_LSL, 0 },
+};
+
+/* One-byte opcodes the same in 32- and 64-bit mode, without a ModRM. */
+static const struct segop op_plain[256] = {
+	[0xcf] = { SEGOP_IRET, 0 },
+	[0xca] = { SEGOP_LRET, 0 },	[0xcb] = { SEGOP_LRET, 0 },
+	[0xcc] = { SEGOP_INT, 0 },	[0xcd] = { SEGOP_INT, 0 },
+};
+
 static int decode_0f(const uint8_t *p, size_t len, int mode64, int rep,
 		     struct segop *op)
 {
 	uint8_t m;
 
-	switch (p[0]) {
-	case 0xa1: set(op, SEGOP_POP_FS, 1); return 0;
-	case 0xa9: set(op, SEGOP_POP_GS, 1); return 0;
-	case 0x35: set(op, SEGOP_SYSEXIT, 0); return 0;
-	case 0x07: set(op, SEGOP_SYSRET, 0); return 0;
-	case 0x34: set(op, SEGOP_SYSENTER, 0); return 0;
-	case 0x05: set(op, SEGOP_SYSCALL, 0); return 0;
-	case 0x02: set(op, SEGOP_LAR, 0); return 0;
-	case 0x03: set(op, SEGOP_LSL, 0); return 0;
+	if (op0f_plain[p[0]].kind != SEGOP_NONE) {
+		*op = op0f_plain[p[0]];
+		return 0;
 	}
 	switch (p[0]) {
 	case 0xb2: case 0xb4: case 0xb5: case 0x00: case 0x01: case 0xae:
@@ -125,15 +134,16 @@ int segop_decode(const uint8_t *p, size_t len, int mode64, struct segop *op)
 	if (i >= len)
 		return -1;
 	b = p[i++];
+	if (op_plain[b].kind != SEGOP_NONE) {
+		*op = op_plain[b];
+		return 0;
+	}
 	switch (b) {
 	case 0x07: case 0x17: case 0x1f:
 		if (!mode64)
 			set(op, b == 0x07 ? SEGOP_POP_ES :
 			    b == 0x17 ? SEGOP_POP_SS : SEGOP_POP_DS, 1);
 		return 0;
-	case 0xcf: set(op, SEGOP_IRET, 0); return 0;
-	case 0xca: case 0xcb: set(op, SEGOP_LRET, 0); return 0;
-	case 0xcc: case 0xcd: set(op, SEGOP_INT, 0); return 0;
 	case 0xce:
 		if (!mode64)
 			set(op, SEGOP_INT, 0);

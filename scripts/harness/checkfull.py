@@ -20,7 +20,7 @@ SOAK_TESTS = ("x86_pda_migration_storm", "x86_pda_counter",
               "x86_pda_hotplug", "getcpu_cache_migration",
               "getcpu_cache_fuzz", "hotplug_churn", "x86_seg_fuzz",
               "x86_user_fs", "tlb_mprotect", "tlb_madv_dontneed",
-              "tlb_remap", "tlb_fork_cow", "tlb_migrate")
+              "tlb_remap", "tlb_fork_cow", "tlb_migrate", "tlb_exec_exit")
 SOAK_RSEQ = "upstream_rseq_param_test_"
 
 # What a debug kernel prints when its checkers are live, and what lockdep

@@ -49,6 +49,7 @@ TARGETS = {
                   cc="arm-linux-gnueabihf-gcc-12",
                   images=("zImage",), boot_image="arch/arm/boot/zImage",
                   console="ttyAMA0", user_arch="arm", qemu_cpu="cortex-a15"),
+    # CONFIG_ARM64_TLBI_LOCAL is off unless asked for: tlbi_local=on.
     # Under TCG a local TLBI flushes only the issuing vCPU's TLB and an
     # inner-shareable one every vCPU's, so a local flush while another
     # vCPU runs the mm shows as a stale translation.  A missed catch-up
@@ -59,7 +60,8 @@ TARGETS = {
                     cc="aarch64-linux-gnu-gcc-12",
                     images=("Image",), boot_image="arch/arm64/boot/Image",
                     console="ttyAMA0", user_arch="arm64",
-                    qemu_cpu="cortex-a57", machine="virt,virtualization=on"),
+                    qemu_cpu="cortex-a57", machine="virt,virtualization=on",
+                    append="tlbi_local=on"),
 }
 # make check-full's debug variants: the same kernels plus configs/debug.config
 # (lockdep, UBSAN, KFENCE, DEBUG_VM...).
@@ -68,10 +70,10 @@ for _base in ("i386-smp", "arm", "x86_64", "arm64"):
     TARGETS[f"{_base}-debug"] = replace(_t, name=f"{_base}-debug",
                                         fragments=_t.fragments + ("debug",))
 DEBUG_ORDER = ("i386-smp-debug", "arm-debug", "x86_64-debug", "arm64-debug")
-# The arm64 kernel again with CONFIG_ARM64_TLBI_LOCAL switched off at boot:
+# The arm64 kernel again with CONFIG_ARM64_TLBI_LOCAL left off, its default:
 # its TLB tests must pass when every flush broadcasts, too.
 TARGETS["arm64-tlbi-off"] = replace(TARGETS["arm64"], name="arm64-tlbi-off",
-                                    kernel="arm64", append="tlbi_local=off")
+                                    kernel="arm64", append="")
 FULL_ONLY_ORDER = ("arm64-tlbi-off",)
 
 CHECK_ORDER = ("i386-smp", "i386-up", "arm", "x86_64", "x86_64-nofsgsbase",

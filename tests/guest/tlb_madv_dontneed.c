@@ -14,8 +14,8 @@
  *   madvise(MADV_DONTNEED) alone in its mm.  Each worker wakes on its own
  *   CPU and must read all of every page as zero, then again on every
  *   other CPU.  The /proc/vmstat tlbi_* counters must show local (or
- *   skipped) flushes unless the kernel lacks them or was booted with
- *   tlbi_local=off.
+ *   skipped) flushes when the kernel was booted with tlbi_local=on,
+ *   and none without it.
  * - lazy: the same without the occupiers: the other CPUs idle, still
  *   holding the mm, and must get the flush.
  * - concurrent: the same with every worker reading (and moving between

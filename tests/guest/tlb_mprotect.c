@@ -17,8 +17,8 @@
  *   thread of the mm there since the flush) and must fault on a write,
  *   then moves to every other CPU and must fault there too; the same
  *   again with PROT_NONE and reads.  The /proc/vmstat tlbi_* counters
- *   must show local (or skipped) flushes unless the kernel lacks them or
- *   was booted with tlbi_local=off.  (QEMU's TCG flushes a vCPU's whole
+ *   must show local (or skipped) flushes when the kernel was booted with
+ *   tlbi_local=on, and none without it.  (QEMU's TCG flushes a vCPU's whole
  *   TLB when the ASID in a TTBR changes, so there a missed catch-up
  *   cannot show; the lazy and concurrent cases below are what TCG
  *   checks, hardware and KVM check all of them.)

@@ -3,10 +3,15 @@
  * Leaf TLB invalidation without the inner-shareable broadcast for an
  * address space live on the flushing CPU alone (CONFIG_ARM64_TLBI_LOCAL).
  *
+ * Off unless the kernel is booted with tlbi_local=on.  While it is off,
+ * a change of address space does exactly what it does without the
+ * option (everything here sits behind tlbi_local_key), and every flush
+ * broadcasts; only tlbi_broadcast is counted.
+ *
  * A CPU holds an mm from the switch that installs its ASID until the next
- * switch, or the reserved TTBR0, on that CPU.  That is not current->mm: a
- * lazy kernel thread keeps the user TTBR0, so the CPU stays a holder while
- * it idles.  mm->context.nr_active_cpus counts the holders.
+ * switch, or the reserved TTBR0 and ASID, on that CPU.  That is not
+ * current->mm: a lazy kernel thread keeps the user TTBR0, so the CPU stays
+ * a holder while it idles.  mm->context.nr_active_cpus counts the holders.
  *
  * A leaf-only invalidation of user addresses (no page-table page freed or
  * unshared, see tlb_flush()) made by the only holder uses a non-shareable
@@ -14,16 +19,26 @@
  * way every other CPU is first marked in mm_cpumask(), which arm64 does
  * not use otherwise, and a marked CPU flushes the ASID locally before it
  * installs it again.  Every other flush broadcasts, as it does without
- * this option: those that free page tables (a walk cache may hold them),
- * non-leaf ranges (THP collapse, mremap), pinned ASIDs (shared with an
- * SMMU) and, since CnP lets CPUs share TLB entries, all of them when CnP
- * is in use.
+ * this option: those that free or unshare page tables, exit_mmap()'s
+ * included (another CPU's walk cache may hold the tables), non-leaf
+ * ranges (THP collapse, mremap) and, since CnP lets CPUs share TLB
+ * entries, all of them when CnP is in use.
+ *
+ * The SMMU is not a holder and needs none of this: SMMUv3 ignores
+ * broadcast TLBIs (CR2.PTM) and SVA is kept right by
+ * mmu_notifier_arch_invalidate_secondary_tlbs(), which every path here
+ * calls, local and skipped ones included.  An mm with a pinned ASID
+ * (arm64_mm_context_get(), which nothing calls in 6.12) would broadcast.
+ *
+ * mm_cpumask() means "stale" here, not "may hold": generic code that
+ * reads it as the latter (MMU_LAZY_TLB_SHOOTDOWN) is excluded in Kconfig.
+ * clear_tasks_mm_cpumask(), which arm64 does not call, would be harmless:
+ * it clears a CPU going offline, and a CPU coming online invalidates its
+ * whole TLB in __cpu_setup.
  *
  * What the design relies on and cannot check: that a CPU neither walks
  * nor uses TLB entries for an ASID that is not in its TTBR.  Arm has not
- * said so.  Inside a KVM guest HCR_EL2.FB turns every local TLBI into a
- * broadcast, so the option is off by default when the kernel was entered
- * at EL1.
+ * said so.
  */
 
 #include <linux/atomic.h>
@@ -36,56 +51,46 @@
 #include <linux/mmu_notifier.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
-#include <linux/string.h>
+#include <linux/kstrtox.h>
 #include <linux/vmstat.h>
 
+#include <asm/mmu_context.h>
 #include <asm/tlbflush.h>
-#include <asm/virt.h>
 
 enum tlbi_scope { SCOPE_BROADCAST, SCOPE_LOCAL, SCOPE_SKIP };
 
-static DEFINE_STATIC_KEY_FALSE(tlbi_local_enabled);
+DEFINE_STATIC_KEY_FALSE(tlbi_local_key);
 
 /* The mm this CPU holds, counted in its nr_active_cpus; NULL for none. */
 static DEFINE_PER_CPU(struct mm_struct *, tlbi_local_mm);
 
-/* tlbi_local=on|off; the default depends on the exception level. */
-static int tlbi_local_param __initdata = -1;
+static bool tlbi_local_param __initdata;
 
 static int __init tlbi_local_setup(char *arg)
 {
 	if (!arg)
 		return -EINVAL;
-	if (!strcmp(arg, "on"))
-		tlbi_local_param = 1;
-	else if (!strcmp(arg, "off"))
-		tlbi_local_param = 0;
-	else
-		return -EINVAL;
-	return 0;
+	return kstrtobool(arg, &tlbi_local_param);
 }
 early_param("tlbi_local", tlbi_local_setup);
 
 /*
- * After smp_init(), so the CnP capability is final.  Only the choice is
- * switched here; the holders have been counted since boot.
+ * After smp_init(), so the CnP capability is final, and before any user
+ * address space exists: the first user process is started after the
+ * initcalls, and usermode helpers are enabled at rootfs_initcall.  So no
+ * CPU holds an mm that flushes here without being counted.
  */
 static int __init tlbi_local_init(void)
 {
-	const char *why = NULL;
-
-	if (system_supports_cnp())
-		why = "CnP shares TLB entries between CPUs";
-	else if (!tlbi_local_param)
-		why = "tlbi_local=off";
-	else if (tlbi_local_param < 0 && !is_hyp_mode_available())
-		why = "entered at EL1, where HCR_EL2.FB may broadcast a local TLBI";
-
-	if (why) {
-		pr_info("tlbi_local: off (%s)\n", why);
+	if (!tlbi_local_param) {
+		pr_info("tlbi_local: off (boot with tlbi_local=on to use it)\n");
 		return 0;
 	}
-	static_branch_enable(&tlbi_local_enabled);
+	if (system_supports_cnp()) {
+		pr_info("tlbi_local: off (CnP shares TLB entries between CPUs)\n");
+		return 0;
+	}
+	static_branch_enable(&tlbi_local_key);
 	pr_info("tlbi_local: on\n");
 	return 0;
 }
@@ -128,7 +133,7 @@ static enum tlbi_scope tlbi_local_scope(struct mm_struct *mm)
 	bool self = this_cpu_read(tlbi_local_mm) == mm;
 	enum tlbi_scope scope = SCOPE_BROADCAST;
 
-	if (!static_branch_unlikely(&tlbi_local_enabled) ||
+	if (!tlbi_local_enabled() ||
 	    refcount_read(&mm->context.pinned) ||
 	    atomic_read(&mm->context.nr_active_cpus) > self)
 		goto out;
@@ -186,6 +191,7 @@ void tlbi_local_flush_page(struct mm_struct *mm, unsigned long uaddr,
 	mmu_notifier_arch_invalidate_secondary_tlbs(mm, uaddr,
 						    uaddr + PAGE_SIZE);
 }
+EXPORT_SYMBOL_GPL(tlbi_local_flush_page);
 
 /* tlb_flush() of a leaf-only range: __flush_tlb_range() with a choice. */
 void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
@@ -238,48 +244,18 @@ void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
 	else
 		mmu_notifier_arch_invalidate_secondary_tlbs(mm, start, end);
 }
-
-/*
- * exit_mmap()'s flush of the walk caches, before the page tables are
- * freed.  With no user left nobody can switch the mm in again, and with
- * no holder no CPU has the ASID in its TTBR: the ASID is not reused
- * before a rollover, which flushes every TLB.  Anything else broadcasts;
- * tlb_finish_mmu() also sets fullmm on a live mm when flushes nest.
- */
-bool tlbi_local_skip_exit_flush(struct mm_struct *mm)
-{
-	if (!static_branch_unlikely(&tlbi_local_enabled) ||
-	    refcount_read(&mm->context.pinned) ||
-	    atomic_read(&mm->mm_users) ||
-	    atomic_read_acquire(&mm->context.nr_active_cpus))
-		return false;
-	count_vm_event(TLBI_SKIPPED);
-	mmu_notifier_arch_invalidate_secondary_tlbs(mm, 0, -1UL);
-	return true;
-}
+EXPORT_SYMBOL_GPL(tlbi_local_flush_range);
 
 void tlbi_local_count_broadcast(void)
 {
 	count_vm_event(TLBI_BROADCAST);
 }
+EXPORT_SYMBOL_GPL(tlbi_local_count_broadcast);
 
-/*
- * check_and_switch_context(), before the TTBR write: count this CPU as a
- * holder of @mm and catch up if a flush skipped it.  Returns the mm this
- * CPU held, for tlbi_local_switch_out(), with IRQs disabled: exec's
- * activate_mm() comes here with them enabled.
- */
-struct mm_struct *tlbi_local_switch_in(struct mm_struct *mm,
-				       unsigned long *flags)
+/* Count this CPU as a holder of @mm, and catch up if a flush skipped it. */
+static void tlbi_local_hold(struct mm_struct *mm)
 {
-	struct cpumask *stale = mm_cpumask(mm);
 	unsigned int cpu = smp_processor_id();
-	struct mm_struct *prev;
-
-	local_irq_save(*flags);
-	prev = this_cpu_read(tlbi_local_mm);
-	if (prev == mm)
-		return NULL;
 
 	atomic_inc(&mm->context.nr_active_cpus);
 	this_cpu_write(tlbi_local_mm, mm);
@@ -290,35 +266,62 @@ struct mm_struct *tlbi_local_switch_in(struct mm_struct *mm,
 	 * barrier of the store-buffering pair in tlbi_local_scope().
 	 */
 	dsb(ish);
-	if (cpumask_test_cpu(cpu, stale) &&
-	    cpumask_test_and_clear_cpu(cpu, stale)) {
+	if (cpumask_test_cpu(cpu, mm_cpumask(mm)) &&
+	    cpumask_test_and_clear_cpu(cpu, mm_cpumask(mm))) {
 		local_flush_tlb_asid(ASID(mm));
 		count_vm_event(TLBI_CATCHUP);
 	}
-	return prev;
 }
 
-/* After the TTBR write and its isb. */
-void tlbi_local_switch_out(struct mm_struct *prev, unsigned long flags)
+/* After @prev's ASID has left TTBR1 and TTBR0, and the isb. */
+static void tlbi_local_release(struct mm_struct *prev)
 {
-	if (prev) {
-		/*
-		 * Mark Rutland (2020): the isb does not complete walks that
-		 * started with the old TTBR; only a DSB does.  Until then
-		 * this CPU may still cache entries of @prev, so it must stay
-		 * counted.
-		 */
-		dsb(ish);
-		atomic_dec(&prev->context.nr_active_cpus);
-	}
+	if (!prev)
+		return;
+	/*
+	 * Mark Rutland (2020): the isb does not complete walks that started
+	 * with the old TTBR; only a DSB does.  Until then this CPU may still
+	 * cache entries of @prev, so it must stay counted.
+	 */
+	dsb(ish);
+	atomic_dec(&prev->context.nr_active_cpus);
+}
+
+/*
+ * check_and_switch_context()'s TTBR write, counted.  IRQs are disabled
+ * here: exec's activate_mm() comes with them enabled, and an EFI runtime
+ * call must not switch in between.
+ */
+void tlbi_local_switch_mm(struct mm_struct *mm)
+{
+	struct mm_struct *prev;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	prev = this_cpu_read(tlbi_local_mm);
+	if (prev != mm)
+		tlbi_local_hold(mm);
+	/* With software PAN the TTBRs are written on return to user. */
+	if (!system_uses_ttbr0_pan())
+		cpu_switch_mm(mm->pgd, mm);
+	if (prev != mm)
+		tlbi_local_release(prev);
 	local_irq_restore(flags);
 }
 
-/* __switch_mm(&init_mm), after cpu_set_reserved_ttbr0() and its isb. */
+/*
+ * __switch_mm(&init_mm).  cpu_set_reserved_ttbr0() alone would leave the
+ * held mm's ASID in TTBR1 (TCR_EL1.A1 is set), and with it the TLB
+ * entries of that ASID usable on this CPU although it no longer counts.
+ * Install the reserved ASID #0 too, as the entry code does for software
+ * PAN, so that the ASID has left this CPU before it stops counting.
+ */
 void tlbi_local_switch_to_reserved(void)
 {
 	unsigned long flags;
 
 	local_irq_save(flags);
-	tlbi_local_switch_out(this_cpu_xchg(tlbi_local_mm, NULL), flags);
+	cpu_do_switch_mm(__pa_symbol(reserved_pg_dir), &init_mm);
+	tlbi_local_release(this_cpu_xchg(tlbi_local_mm, NULL));
+	local_irq_restore(flags);
 }

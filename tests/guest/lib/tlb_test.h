@@ -825,18 +825,25 @@ static inline void tlb_vmstat_read(struct tlb_vmstat *s)
 	}
 }
 
-/* tlbi_local=off on the command line: the kernel always broadcasts. */
-static inline int tlb_local_off(void)
+/*
+ * tlbi_local=on on the command line (kstrtobool()'s spellings, as the
+ * kernel reads it).  Without it the option is off and every flush
+ * broadcasts.
+ */
+static inline int tlb_local_on(void)
 {
 	char val[32];
 
-	return !cmdline_get("tlbi_local", val, sizeof(val)) &&
-	       !strcmp(val, "off");
+	if (cmdline_get("tlbi_local", val, sizeof(val)))
+		return 0;
+	return strchr("yYtT1", val[0]) ||
+	       ((val[0] == 'o' || val[0] == 'O') &&
+		(val[1] == 'n' || val[1] == 'N'));
 }
 
 /*
  * The kernel's own word on the local path: its last "tlbi_local: ..."
- * boot message (e.g. "tlbi_local: off (entered at EL1, ...)") into @buf,
+ * boot message (e.g. "tlbi_local: off (CnP shares ...)") into @buf,
  * or "no tlbi_local: message in /dev/kmsg".
  */
 static inline const char *tlb_kernel_says(char *buf, size_t len)
@@ -879,14 +886,13 @@ static inline unsigned long long tlb_vm_delta(const struct tlb_vmstat *a,
 	} while (0)
 
 /*
- * Prints the growth, and where the kernel has the counters and was not
- * booted with tlbi_local=off, asserts that some flush of @what was local
- * or skipped: the occupied phases make the flusher's CPU the only one
+ * Prints the growth, and where the kernel has the counters: booted
+ * without tlbi_local=on, asserts that no flush of @what was local or
+ * skipped; booted with it, that some flush of @what was local or skipped: the occupied phases make the flusher's CPU the only one
  * holding the mm, so a kernel with the option must take that path at
  * least once, and a test that never got it there proved nothing about it.
- * A kernel that turned the path off by itself (entered at EL1, say) fails
- * here on purpose, quoting its "tlbi_local:" boot message: boot it with
- * tlbi_local=on, or =off to test the broadcasts alone.
+ * A kernel that turned the path off by itself (CnP, say) fails here on
+ * purpose, quoting its "tlbi_local:" boot message.
  */
 #define TLB_VMSTAT_EXPECT_LOCAL(what, a, b)				\
 	do {								\
@@ -894,9 +900,12 @@ static inline unsigned long long tlb_vm_delta(const struct tlb_vmstat *a,
 		if ((a)->present != TLB_VM_NR ||			\
 		    (b)->present != TLB_VM_NR)				\
 			break;						\
-		if (tlb_local_off()) {					\
-			TH_LOG("%s: tlbi_local=off: not expecting local flushes", \
-			       what);					\
+		if (!tlb_local_on()) {					\
+			EXPECT_EQ(0ULL, tlb_vm_delta(a, b, TLB_VM_LOCAL) + \
+				  tlb_vm_delta(a, b, TLB_VM_SKIPPED)) {	\
+				TH_LOG("%s: booted without tlbi_local=on, yet flushes were local or skipped", \
+				       what);				\
+			}						\
 			break;						\
 		}							\
 		EXPECT_LT(0ULL, tlb_vm_delta(a, b, TLB_VM_LOCAL) +	\

@@ -7,6 +7,7 @@
 #ifndef __ASM_TLBI_LOCAL_H
 #define __ASM_TLBI_LOCAL_H
 
+#include <linux/jump_label.h>
 #include <linux/types.h>
 
 struct mm_struct;
@@ -19,14 +20,19 @@ void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
 			    int tlb_level);
 
 #ifdef CONFIG_ARM64_TLBI_LOCAL
-bool tlbi_local_skip_exit_flush(struct mm_struct *mm);
+DECLARE_STATIC_KEY_FALSE(tlbi_local_key);
+
+/* tlbi_local=on was given and the system does not use CnP. */
+static __always_inline bool tlbi_local_enabled(void)
+{
+	return static_branch_unlikely(&tlbi_local_key);
+}
+
 void tlbi_local_count_broadcast(void);
-struct mm_struct *tlbi_local_switch_in(struct mm_struct *mm,
-				       unsigned long *flags);
-void tlbi_local_switch_out(struct mm_struct *prev, unsigned long flags);
+void tlbi_local_switch_mm(struct mm_struct *mm);
 void tlbi_local_switch_to_reserved(void);
 #else
-static inline bool tlbi_local_skip_exit_flush(struct mm_struct *mm)
+static __always_inline bool tlbi_local_enabled(void)
 {
 	return false;
 }
@@ -35,14 +41,7 @@ static inline void tlbi_local_count_broadcast(void)
 {
 }
 
-static inline struct mm_struct *
-tlbi_local_switch_in(struct mm_struct *mm, unsigned long *flags)
-{
-	return NULL;
-}
-
-static inline void tlbi_local_switch_out(struct mm_struct *prev,
-					 unsigned long flags)
+static inline void tlbi_local_switch_mm(struct mm_struct *mm)
 {
 }
 

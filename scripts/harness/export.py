@@ -25,8 +25,9 @@ GIT_ENV = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
            "GIT_COMMITTER_EMAIL": "pda@localhost"}
 # Where make patches writes the export unless told otherwise.
 DEFAULT_OUT = CACHE / "export"
-# The identity the stored patches carry in From: and Signed-off-by:; the
-# export puts the exporter's in its place.
+# The identity the stored patches carry in From:, Signed-off-by: and the
+# M: lines of the MAINTAINERS entries they add; the export puts the
+# exporter's in its place.
 PLACEHOLDER = "PDA maintainers <maintainers@pda.example>"
 # The file in patches/ naming the 6.12.y the stored patches were last
 # refreshed on (their index lines and hunk offsets are that tree's), then
@@ -57,11 +58,15 @@ def exporter_identity():
 
 
 def signed(patch, ident, tmp):
-    """A copy of @patch whose author and Signed-off-by are @ident."""
+    """A copy of @patch whose author, Signed-off-by and MAINTAINERS M:
+    lines are @ident.  The M: lines are replaced as context and removed
+    lines too: a later patch's hunk next to an entry an earlier one added
+    must still apply."""
     out = Path(tmp) / Path(patch).name
     lines = []
     for line in Path(patch).read_text().splitlines(keepends=True):
-        if line.startswith(("From: ", "Signed-off-by: ")):
+        if line.startswith(("From: ", "Signed-off-by: ", "+M:\t", " M:\t",
+                            "-M:\t")):
             line = line.replace(PLACEHOLDER, ident)
         lines.append(line)
     out.write_text("".join(lines))

@@ -7,7 +7,9 @@ export is the same as one made in a full 6.12 repository, at a fraction of
 the cost.
 """
 
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -23,9 +25,14 @@ GIT_ENV = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
            "GIT_COMMITTER_EMAIL": "pda@localhost"}
 # Where make patches writes the export unless told otherwise.
 DEFAULT_OUT = CACHE / "export"
-# The identity the stored patches carry in From: and Signed-off-by:; the
-# export puts the exporter's in its place.
+# The identity the stored patches carry in From:, Signed-off-by: and the
+# M: lines of the MAINTAINERS entries they add; the export puts the
+# exporter's in its place.
 PLACEHOLDER = "PDA maintainers <maintainers@pda.example>"
+# The file in patches/ naming the 6.12.y the stored patches were last
+# refreshed on (their index lines and hunk offsets are that tree's), then
+# the sha256 of each as the refresh wrote it.
+BASE = "base"
 
 
 def exporter_identity():
@@ -51,11 +58,15 @@ def exporter_identity():
 
 
 def signed(patch, ident, tmp):
-    """A copy of @patch whose author and Signed-off-by are @ident."""
+    """A copy of @patch whose author, Signed-off-by and MAINTAINERS M:
+    lines are @ident.  The M: lines are replaced as context and removed
+    lines too: a later patch's hunk next to an entry an earlier one added
+    must still apply."""
     out = Path(tmp) / Path(patch).name
     lines = []
     for line in Path(patch).read_text().splitlines(keepends=True):
-        if line.startswith(("From: ", "Signed-off-by: ")):
+        if line.startswith(("From: ", "Signed-off-by: ", "+M:\t", " M:\t",
+                            "-M:\t")):
             line = line.replace(PLACEHOLDER, ident)
         lines.append(line)
     out.write_text("".join(lines))
@@ -143,7 +154,8 @@ def refresh(pristine, version, overlay_root, patch_dir, out):
     """Write each stored patch again into @out, as git format-patch makes
     it from its commit: after a hand edit, the index lines, hunk offsets
     and diffstat are those of the tree the earlier patches leave.  The new
-    files stay out of the stored patches; they live in the checkout."""
+    files stay out of the stored patches; they live in the checkout.
+    @out/base names the @version they were made on (write_base)."""
     entries = series_mod.read(patch_dir, overlay_root)
     new_files = [f":(exclude){rel}" for e in entries for rel in e.overlay]
     repo, base = series_repo(pristine, version, overlay_root, entries)
@@ -161,7 +173,47 @@ def refresh(pristine, version, overlay_root, patch_dir, out):
             (out / e.patch.name).write_text(text)
     finally:
         shutil.rmtree(repo, ignore_errors=True)
-    return [out / e.patch.name for e in entries]
+    files = [out / e.patch.name for e in entries]
+    write_base(out, version, files)
+    return files
+
+
+def sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def write_base(out, version, files):
+    """@out/base: @version, then `sha256  name` of each of @files (as
+    sha256sum prints it), so that an edit by hand after the refresh shows
+    on any base, not only on the one whose index lines the patches carry."""
+    sums = "".join(f"{sha256(f)}  {Path(f).name}\n" for f in files)
+    (Path(out) / BASE).write_text(f"{version}\n{sums}")
+
+
+def read_base(patch_dir):
+    """(version, {name: sha256}) from @patch_dir/base."""
+    version, *sums = (Path(patch_dir) / BASE).read_text().splitlines()
+    return version.strip(), {name: digest for digest, name in
+                             (line.split() for line in sums)}
+
+
+def content(text):
+    """The lines of a format-patch text without what the base it was made
+    on decides: the blob hashes of the index lines, and each hunk header
+    (its line numbers, and the function-context text git copies from the
+    nearest heading above the hunk, outside the hunk, which upstream
+    changes move too).  The message, the diffstat (it counts lines per
+    file, so offsets do not move it), the files and every context, - and
+    + line stay."""
+    lines, in_diff = [], False
+    for line in text.splitlines():
+        in_diff = in_diff or line.startswith("diff --git ")
+        if in_diff and line.startswith("index "):
+            line = re.sub(r"^index \w+\.\.\w+", "index", line)
+        elif in_diff and line.startswith("@@ "):
+            line = "@@"
+        lines.append(line)
+    return lines
 
 
 def export(pristine, version, overlay_root, patch_dir, out):
@@ -195,10 +247,10 @@ def export(pristine, version, overlay_root, patch_dir, out):
 def main(out=None, refresh_stored=False):
     pristine, version = source.pristine()
     if refresh_stored:
-        files = refresh(pristine, version, REPO, REPO / "patches",
-                        out or REPO / "patches")
-        say(f"patches: {len(files)} stored patches written again in "
-            f"{out or REPO / 'patches'}")
+        out = Path(out or REPO / "patches")
+        files = refresh(pristine, version, REPO, REPO / "patches", out)
+        say(f"patches: {len(files)} stored patches written again in {out}, "
+            f"made on Linux {version} (named in {out / BASE})")
         return 0
     out = Path(out or DEFAULT_OUT)
     files = export(pristine, version, REPO, REPO / "patches", out)

@@ -46,15 +46,14 @@
 #include <linux/cpumask.h>
 #include <linux/init.h>
 #include <linux/jump_label.h>
+#include <linux/kstrtox.h>
 #include <linux/mm.h>
 #include <linux/mmu_context.h>
 #include <linux/mmu_notifier.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
-#include <linux/kstrtox.h>
 #include <linux/vmstat.h>
 
-#include <asm/mmu_context.h>
 #include <asm/tlbflush.h>
 
 enum tlbi_scope { SCOPE_BROADCAST, SCOPE_LOCAL, SCOPE_SKIP };

@@ -31,7 +31,8 @@
  * (arm64_mm_context_get(), which nothing calls in 6.12) would broadcast.
  *
  * mm_cpumask() means "stale" here, not "may hold": generic code that
- * reads it as the latter (MMU_LAZY_TLB_SHOOTDOWN) is excluded in Kconfig.
+ * reads it as the latter (MMU_LAZY_TLB_SHOOTDOWN) is excluded in Kconfig,
+ * and so is software PAN, which installs an ASID outside the switch.
  * clear_tasks_mm_cpumask(), which arm64 does not call, would be harmless:
  * it clears a CPU going offline, and a CPU coming online invalidates its
  * whole TLB in __cpu_setup.
@@ -151,8 +152,8 @@ static enum tlbi_scope tlbi_local_scope(struct mm_struct *mm)
 		goto out;
 	scope = self ? SCOPE_LOCAL : SCOPE_SKIP;
 out:
-	count_vm_event(scope == SCOPE_BROADCAST ? TLBI_BROADCAST :
-		       scope == SCOPE_LOCAL ? TLBI_LOCAL : TLBI_SKIPPED);
+	count_vm_event(scope == SCOPE_BROADCAST ? ARM64_TLBI_BROADCAST :
+		       scope == SCOPE_LOCAL ? ARM64_TLBI_LOCAL : ARM64_TLBI_SKIPPED);
 	return scope;
 }
 
@@ -247,7 +248,7 @@ EXPORT_SYMBOL_GPL(tlbi_local_flush_range);
 
 void tlbi_local_count_broadcast(void)
 {
-	count_vm_event(TLBI_BROADCAST);
+	count_vm_event(ARM64_TLBI_BROADCAST);
 }
 EXPORT_SYMBOL_GPL(tlbi_local_count_broadcast);
 
@@ -268,7 +269,7 @@ static void tlbi_local_hold(struct mm_struct *mm)
 	if (cpumask_test_cpu(cpu, mm_cpumask(mm)) &&
 	    cpumask_test_and_clear_cpu(cpu, mm_cpumask(mm))) {
 		local_flush_tlb_asid(ASID(mm));
-		count_vm_event(TLBI_CATCHUP);
+		count_vm_event(ARM64_TLBI_CATCHUP);
 	}
 }
 
@@ -289,7 +290,9 @@ static void tlbi_local_release(struct mm_struct *prev)
 /*
  * check_and_switch_context()'s TTBR write, counted.  IRQs are disabled
  * here: exec's activate_mm() comes with them enabled, and an EFI runtime
- * call must not switch in between.
+ * call must not switch in between.  The TTBRs are written here, not on
+ * return to user: the option excludes software PAN, which defers the
+ * write and installs an ASID from interrupt context too (uaccess).
  */
 void tlbi_local_switch_mm(struct mm_struct *mm)
 {
@@ -300,9 +303,7 @@ void tlbi_local_switch_mm(struct mm_struct *mm)
 	prev = this_cpu_read(tlbi_local_mm);
 	if (prev != mm)
 		tlbi_local_hold(mm);
-	/* With software PAN the TTBRs are written on return to user. */
-	if (!system_uses_ttbr0_pan())
-		cpu_switch_mm(mm->pgd, mm);
+	cpu_switch_mm(mm->pgd, mm);
 	if (prev != mm)
 		tlbi_local_release(prev);
 	local_irq_restore(flags);
@@ -313,7 +314,8 @@ void tlbi_local_switch_mm(struct mm_struct *mm)
  * held mm's ASID in TTBR1 (TCR_EL1.A1 is set), and with it the TLB
  * entries of that ASID usable on this CPU although it no longer counts.
  * Install the reserved ASID #0 too, as the entry code does for software
- * PAN, so that the ASID has left this CPU before it stops counting.
+ * PAN (context.c never allocates #0), so that the ASID has left this CPU
+ * before it stops counting.
  */
 void tlbi_local_switch_to_reserved(void)
 {

@@ -115,10 +115,19 @@ SECTION_END = "<!-- tlbi:end -->"
 
 def parse_lines(lines):
     """tlb_bench's lines -> parse_bench_lines()'s dict (same format, its
-    own prefix)."""
-    return parse_bench_lines([PREFIX + line[len(TLB_PREFIX):]
-                              for line in lines
-                              if line.startswith(TLB_PREFIX)])
+    own prefix); a counter row's each=D1,D2,... (every repetition's delta,
+    in the order they ran) becomes its "each" list."""
+    mine = [line[len(TLB_PREFIX):] for line in lines
+            if line.startswith(TLB_PREFIX)]
+    res = parse_bench_lines([PREFIX + line for line in mine])
+    for line in mine:
+        words = line.split()
+        each = [w[len("each="):] for w in words[1:]
+                if w.startswith("each=")]
+        if each and words[0] in res["ops"]:
+            res["ops"][words[0]]["each"] = [int(v) for v in
+                                            each[0].split(",")]
+    return res
 
 
 def parse_console(text, name=PROGRAM):
@@ -355,6 +364,24 @@ def counts_table(state):
                   rows)
 
 
+def varying(state):
+    """Counts that were not the same in every repetition, in words."""
+    out = []
+    for w, _ in WORKLOADS:
+        for key in ("off", "on"):
+            for c in COUNTERS:
+                each = state["wall"][key]["ops"].get(f"{w}.{c}", {}) \
+                    .get("each")
+                if each and len(set(each)) > 1:
+                    out.append(f"`{w}` {key} {c}: "
+                               + ", ".join(str(v) for v in each))
+    if not out:
+        return "Every count was the same in every repetition."
+    return ("Counts that differed between repetitions (each repetition's, "
+            "in the order they ran): " + "; ".join(out) + ". Every other "
+            "count was the same in every repetition.")
+
+
 def counts_words(state, w, key):
     """@w's median counts per repetition on boot @key, in words: "B
     broadcast, L local, ..." (the nonzero ones), or "not measured"."""
@@ -543,6 +570,7 @@ def section(state):
         "process born on CPU 0: an idle CPU keeps the last user mm in TTBR0 "
         "and so still holds it.", "",
         counts_table(state), "",
+        varying(state), "",
         "`madvise` (a thread per CPU) has the mm live on every CPU, so it "
         "broadcasts with the option on too; its threads zap concurrently, "
         "and a zap that finds another in flight (`mm_tlb_flush_nested()`) "

@@ -48,7 +48,9 @@
  *	tlb-bench: W.time min=X median=Y reps=R iters=OPS unit=ns|insns
  *		time per op (total of the repetition / OPS)
  *	tlb-bench: W.COUNTER min=X median=Y reps=R iters=1 unit=flushes
- *		the counter's delta over one whole repetition
+ *			each=D1,D2,...
+ *		the counter's delta over one whole repetition; each: the
+ *		deltas in the order the repetitions ran (one line)
  *	tlb-bench: W.COUNTER n/a absent from /proc/vmstat
  *	tlb-bench: W FAILED what: error
  *	tlb-bench: info KEY=VALUE ...
@@ -160,26 +162,34 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void row(const char *w, const char *what, int64_t *v, long ops,
-		const char *u)
+/* @each: also print the repetitions' own values, in the order they ran. */
+static void row(const char *w, const char *what, const int64_t *v, long ops,
+		const char *u, int each)
 {
-	qsort(v, reps, sizeof(*v), cmp_i64);
+	int64_t sorted[MAX_REPS];
+	int i;
+
+	memcpy(sorted, v, reps * sizeof(*v));
+	qsort(sorted, reps, sizeof(*v), cmp_i64);
 	printf("tlb-bench: %s.%s min=%.2f median=%.2f reps=%d iters=%ld "
-	       "unit=%s\n", w, what, (double)v[0] / ops,
-	       (double)v[reps / 2] / ops, reps, ops, u);
+	       "unit=%s", w, what, (double)sorted[0] / ops,
+	       (double)sorted[reps / 2] / ops, reps, ops, u);
+	for (i = 0; each && i < reps; i++)
+		printf("%s%lld", i ? "," : " each=", (long long)v[i]);
+	printf("\n");
 }
 
 static void report(const char *w, struct sample *s, long ops)
 {
 	int i;
 
-	row(w, "time", s->t, ops, unit);
+	row(w, "time", s->t, ops, unit, 0);
 	for (i = 0; i < NR_COUNTERS; i++) {
 		if (s->c[i][0] < 0)
 			printf("tlb-bench: %s.%s n/a absent from /proc/vmstat\n",
 			       w, counter_name[i]);
 		else
-			row(w, counter_name[i], s->c[i], 1, "flushes");
+			row(w, counter_name[i], s->c[i], 1, "flushes", 1);
 	}
 	fflush(stdout);
 }

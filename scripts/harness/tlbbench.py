@@ -189,9 +189,9 @@ def size_of(path):
     return {"text": int(text), "data": int(data), "bss": int(bss)}
 
 
-def option_of(bdir):
+def option_of(bdir, option=OPTION):
     for line in (Path(bdir) / ".config").read_text().splitlines():
-        if line.startswith(OPTION + "="):
+        if line.startswith(option + "="):
             return line.split("=", 1)[1]
     return "n"
 
@@ -291,6 +291,7 @@ def measure(pristine, tree, unverified, timings, bench_args, qemu_args,
         "machine": machine(),
         "qemu": qemu_version(),
         "kernels": {label: {"option": option_of(b),
+                            "jump_label": option_of(b, "CONFIG_JUMP_LABEL"),
                             "size": size_of(Path(b) / "vmlinux"),
                             "bdir": str(b)} for label, b in bdirs.items()},
         "wall": wall, "icount": icount,
@@ -414,15 +415,22 @@ def workload_notes(state):
                 f"{counts_words(state, w, 'on')}")
 
     notes = [
-        "`twothr_sleep` (the question of the 2020 review: what happens "
-        "to a program with two threads): while one thread loops on CPU 1, "
-        "the other sleeps in a futex on CPU 0, whose idle task keeps the "
-        "mm in TTBR0 and so still counts as a holder; nothing else runs "
-        "on CPU 0 meanwhile (" + both("twothr_sleep") + "). Had CPU 0 "
-        "run another mm since the sleeper left it, it would hold nothing "
-        "and the flushes could be local.",
-        "`twothr_run`: both threads run the mm, on two CPUs, so the "
-        "option cannot help (" + both("twothr_run") + ").",
+        "`twothr_sleep` (the 2020 review's question: what happens to a "
+        "program with two threads): one thread loops on CPU 1 while the "
+        "other sleeps in a futex on CPU 0, whose idle task keeps the mm in "
+        "TTBR0 and so still counts as a holder: its flushes broadcast, "
+        "with the option on as off. Only when another process runs on "
+        "CPU 0 meanwhile (the guest's only other one is `/init`, which "
+        "polls every 100 ms) does CPU 0 stop holding the mm: that "
+        "repetition's later flushes are then local, and the sleeper "
+        "catches up (one `tlbi_catchup`) when it wakes. Median per "
+        "repetition, " + both("twothr_sleep") + "; the repetitions "
+        "that differ are listed above.",
+        "`twothr_run`: both threads run the mm, each on its CPU, so the "
+        "option cannot help: every flush broadcasts, except when one "
+        "thread waits for the other's `mmap_lock` and another process "
+        "takes its CPU meanwhile, as above. Median per repetition, " +
+        both("twothr_run") + ".",
     ]
     fe = [(c, per_op(state, "forkexec", k, c))
           for k, c in (("off", "tlbi_broadcast"), ("on", "tlbi_broadcast"),
@@ -432,13 +440,15 @@ def workload_notes(state):
             "`forkexec`: per fork + exec + exit, "
             f"{_fmt(fe[0][1])} broadcast with the option off, "
             f"{_fmt(fe[1][1])} broadcast and {_fmt(fe[2][1])} local "
-            "with it on. What stays broadcast tears down or frees page "
-            "tables: the exec drops the forked copy of the mm and the "
-            "program's own mm goes at its exit (`exit_mmap()` always "
-            "broadcasts), and exec's move of the stack frees page tables; "
-            "the flushes of the fork's write-protection of the parent and "
-            "of the child's copy-on-write faults before its exec are leaf "
-            "flushes of an mm on CPU 0 alone (" + both("forkexec") + ").")
+            "with it on. What stays broadcast is `flush_tlb_mm()`, which "
+            "always broadcasts (the fork's, once it has write-protected "
+            "the parent; each mm's teardown: the forked copy's at the "
+            "exec, the new program's at its exit), and flushes that free "
+            "page tables (exec moving the stack). The local ones are leaf "
+            "flushes of an mm that CPU 0 alone holds: the copy-on-write "
+            "faults of the parent after the fork and of the child before "
+            "its exec, and the new program's own. Median per repetition, "
+            + both("forkexec") + ".")
     return notes
 
 
@@ -483,6 +493,18 @@ def icount_table(state):
                    "Δ against =n min / median"], rows)
 
 
+def no_jump_label(state):
+    """Why off costs anything, where the kernel has no jump labels."""
+    if state["kernels"].get("bench-arm64", {}).get("jump_label") != "n":
+        return ""
+    return (" These kernels have no `CONFIG_JUMP_LABEL` (`tinyconfig`), so "
+            "each `tlbi_local_enabled()` test is a load, a compare and a "
+            "branch (in `check_and_switch_context()` at every switch) "
+            "rather than the one NOP it is with jump labels, as in "
+            "distribution kernels; that is what off costs here, and this "
+            "run does not measure it with jump labels.")
+
+
 def switch_verdict(state):
     """What built-and-off and on cost per switch, in words."""
     off, on = switch_delta(state, "off"), switch_delta(state, "on")
@@ -498,7 +520,8 @@ def switch_verdict(state):
             "median)" + (": with the option off, the switch costs what "
                          "it costs without it." if ok else
                          ": the option costs a kernel that leaves it off "
-                         "something at every switch."))
+                         "something at every switch." +
+                         no_jump_label(state)))
     if on is not None and base:
         out.append(
             f"**On costs {on[1]:+.2f} instructions per switch** (median, "
@@ -601,7 +624,12 @@ def section(state):
         "kernels or settings: the option `n`; built in and off (booted "
         "without `tlbi_local=on`: the switch takes mainline's path behind "
         "a static key, no atomic, no barrier); built in and on; mainline. "
-        f"Each booted {ICOUNT_RUNS} times; the figures were identical.",
+        f"Each booted {ICOUNT_RUNS} times; the figures were identical. "
+        "That holds for identical boots only: a change elsewhere in the "
+        "kernel image or in the guest program has moved these figures by "
+        "a few instructions per switch between runs of this part, so a "
+        "difference of a few instructions between two kernels is at the "
+        "scale of that movement.",
         "",
         icount_table(state), "",
         switch_verdict(state), "",
@@ -618,7 +646,8 @@ def results_json(state):
     def run(r):
         return {"append": r["append"], "info": r["info"], "ops": r["ops"]}
     return {"machine": state["machine"], "qemu": state["qemu"],
-            "kernels": {k: {"option": v["option"], "size": v["size"]}
+            "kernels": {k: {"option": v["option"], "size": v["size"],
+                            "jump_label": v.get("jump_label", "?")}
                         for k, v in state["kernels"].items()},
             "method": {"reps": state["reps"], "iters": state["iters"],
                        "wall": f"-accel {MTTCG}, {state['wall_cpus']} vCPUs",

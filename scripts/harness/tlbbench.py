@@ -294,6 +294,8 @@ def measure(pristine, tree, unverified, timings, bench_args, qemu_args,
                             "jump_label": option_of(b, "CONFIG_JUMP_LABEL"),
                             "size": size_of(Path(b) / "vmlinux"),
                             "bdir": str(b)} for label, b in bdirs.items()},
+        "object": size_of(Path(bdirs["bench-arm64"]) /
+                          "arch/arm64/mm/tlbi_local.o"),
         "wall": wall, "icount": icount,
         "wall_cpus": WALL_CPUS, "icount_cpus": ICOUNT_CPUS,
         "reps": REPS, "iters": ITERS, "bench_args": bench_args,
@@ -552,6 +554,16 @@ def size_table(state):
                    "text / data / bss", "Δ against =n"], rows)
 
 
+def size_note(state):
+    o = state.get("object")
+    return ("`vmlinux`'s sections are padded to alignment boundaries, so "
+            "these deltas move in steps and can land in another column "
+            "than the code that caused them" +
+            (f"; `arch/arm64/mm/tlbi_local.o` itself is {o['text']} / "
+             f"{o['data']} / {o['bss']} (text / data / bss)." if o else
+             "."))
+
+
 def _table(head, rows):
     out = ["| " + " | ".join(head) + " |",
            "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
@@ -635,6 +647,7 @@ def section(state):
         switch_verdict(state), "",
         "### Size (`size vmlinux`, bytes)", "",
         size_table(state), "",
+        size_note(state), "",
         f"This part took {state['minutes']:.1f} min. Console logs: "
         "`~/.cache/pda/logs/<kernel>/tlbbench-*.console.log`; raw figures "
         "`results/tlbi.json`.",
@@ -646,6 +659,7 @@ def results_json(state):
     def run(r):
         return {"append": r["append"], "info": r["info"], "ops": r["ops"]}
     return {"machine": state["machine"], "qemu": state["qemu"],
+            "object": {"arch/arm64/mm/tlbi_local.o": state.get("object")},
             "kernels": {k: {"option": v["option"], "size": v["size"],
                             "jump_label": v.get("jump_label", "?")}
                         for k, v in state["kernels"].items()},

@@ -11,9 +11,8 @@ the arm64 target's fragments plus configs/bench.config:
 and tests/bench/tlb_bench.c in the guest.  What is measured:
 
 1. Flush counts: the /proc/vmstat tlbi_* deltas of each workload on
-   bench-arm64 booted with tlbi_local=off and with tlbi_local=on.  Under
-   TCG the kernel is entered at EL2 (virtualization=on), so "on" is also
-   its default.
+   bench-arm64 booted without tlbi_local=on ("off", the option's default)
+   and with it ("on").
 2. Wall time under multi-threaded TCG (-accel tcg,thread=multi, 4 vCPUs):
    mainline against the option on (and off), in one run, min and median of
    the repetitions inside the guest.  TCG implements an inner-shareable
@@ -21,10 +20,16 @@ and tests/bench/tlb_bench.c in the guest.  What is measured:
    broadcast far dearer than on hardware: the ratio bounds the gain, it
    does not predict it.
 3. Context-switch cost under -icount: two processes ping-ponging over
-   pipes on CPU 0, instructions per switch, bench-arm64-tlbi-n against
-   bench-arm64 (and mainline), booted as bench.py boots (BENCH_ARGS,
-   QEMU_ARGS, CPIO_MTIME), twice each; the two boots must agree.
+   pipes on CPU 0, instructions per switch, of bench-arm64-tlbi-n (the
+   option n), bench-arm64 booted without tlbi_local=on (built, off),
+   bench-arm64 booted with it (on) and mainline, booted as bench.py boots
+   (BENCH_ARGS, QEMU_ARGS, CPIO_MTIME), twice each; the two boots must
+   agree.  Built and off should be within OFF_SLACK instructions of n: the
+   report says whether it is, the run does not fail on it.
 4. Size: `size vmlinux` of the three kernels.
+
+No boot here takes the arm64 target's own kernel arguments (its
+tlbi_local=on): each boot names the setting it measures.
 
 The per-boot figures go into results/tlbi.json and a section of
 results/REPORT.md (benchreport.py calls section()).
@@ -60,6 +65,13 @@ WORKLOADS = [
      "per madvise"),
     ("cow", "touch 16 pages, fork, the child writes them and exits, wait; "
      "per fork"),
+    ("twothr_sleep", "two threads: one on CPU 1 does mprotect RW→RO→RW on "
+     "its own 4 pages, the other sleeps in a futex on CPU 0 meanwhile; "
+     "per mprotect pair"),
+    ("twothr_run", "two threads, on CPUs 0 and 1, both doing mprotect "
+     "RW→RO→RW on their own 4 pages; per mprotect pair"),
+    ("forkexec", "fork, the child execs tlb_bench again (static), which "
+     "exits at once, wait; per fork + exec"),
 ]
 COUNTERS = ("tlbi_broadcast", "tlbi_local", "tlbi_skipped", "tlbi_catchup")
 # Repetitions inside the guest and the loop count of each (tlb_bench -r -n).
@@ -77,6 +89,23 @@ WALL_CPUS = 4
 # second CPU that holds other mms, as on a real SMP system.
 ICOUNT_CPUS = 2
 ICOUNT_RUNS = 2
+# Instructions per switch by which built-and-off may differ from n and
+# still count as "no cost" in the report (a figure, not a failure).
+OFF_SLACK = 5
+# What is booted to measure what: (key, kernel, kernel arguments), the
+# wall/counts boots and the -icount boots.
+ON = "tlbi_local=on"
+WALL_BOOTS = (("mainline", "mainline-arm64", ""),
+              ("off", "bench-arm64", ""),
+              ("on", "bench-arm64", ON))
+ICOUNT_BOOTS = (("n", "bench-arm64-tlbi-n", ""),
+                ("off", "bench-arm64", ""),
+                ("on", "bench-arm64", ON),
+                ("mainline", "mainline-arm64", ""))
+ICOUNT_WHAT = {"n": "PDA, ARM64_TLBI_LOCAL=n",
+               "off": "PDA, =y, booted without tlbi_local=on (off)",
+               "on": "PDA, =y, booted with tlbi_local=on",
+               "mainline": "mainline 6.12"}
 STATE = BUILD / "tlbi-state.json"
 SECTION_BEGIN = "<!-- tlbi:begin: written by `make bench` (tlbbench.py) -->"
 SECTION_END = "<!-- tlbi:end -->"
@@ -86,10 +115,19 @@ SECTION_END = "<!-- tlbi:end -->"
 
 def parse_lines(lines):
     """tlb_bench's lines -> parse_bench_lines()'s dict (same format, its
-    own prefix)."""
-    return parse_bench_lines([PREFIX + line[len(TLB_PREFIX):]
-                              for line in lines
-                              if line.startswith(TLB_PREFIX)])
+    own prefix); a counter row's each=D1,D2,... (every repetition's delta,
+    in the order they ran) becomes its "each" list."""
+    mine = [line[len(TLB_PREFIX):] for line in lines
+            if line.startswith(TLB_PREFIX)]
+    res = parse_bench_lines([PREFIX + line for line in mine])
+    for line in mine:
+        words = line.split()
+        each = [w[len("each="):] for w in words[1:]
+                if w.startswith("each=")]
+        if each and words[0] in res["ops"]:
+            res["ops"][words[0]]["each"] = [int(v) for v in
+                                            each[0].split(",")]
+    return res
 
 
 def parse_console(text, name=PROGRAM):
@@ -151,9 +189,9 @@ def size_of(path):
     return {"text": int(text), "data": int(data), "bss": int(bss)}
 
 
-def option_of(bdir):
+def option_of(bdir, option=OPTION):
     for line in (Path(bdir) / ".config").read_text().splitlines():
-        if line.startswith(OPTION + "="):
+        if line.startswith(option + "="):
             return line.split("=", 1)[1]
     return "n"
 
@@ -195,7 +233,9 @@ def user_space(tree, cpio_mtime):
 # ------------------------------------------------------------ boots
 
 def boot_one(label, bdir, cpio, name, cpus, append, icount, qemu_args=()):
-    target = dataclasses.replace(TARGETS[TARGET], cpus=cpus)
+    """One boot with @append as the only arguments beyond the harness's
+    own: not the target's tlbi_local=on."""
+    target = dataclasses.replace(TARGETS[TARGET], cpus=cpus, append="")
     console = LOGS / label / f"tlbbench-{name}.console.log"
     how = "qemu -icount shift=0" if icount else f"-accel {MTTCG}"
     with Phase(label, f"tlb_bench {name} ({how}, {cpus} CPUs)", console):
@@ -222,10 +262,7 @@ def measure(pristine, tree, unverified, timings, bench_args, qemu_args,
     wall_cpio, icount_cpio = user_space(tree, cpio_mtime)
     # Wall time and counts: one boot per kernel/setting, in one run.
     wall = {}
-    for key, label, append in (
-            ("mainline", "mainline-arm64", ""),
-            ("off", "bench-arm64", "tlbi_local=off"),
-            ("on", "bench-arm64", "tlbi_local=on")):
+    for key, label, append in WALL_BOOTS:
         start = time.monotonic()
         wall[key] = boot_one(label, bdirs[label], wall_cpio, f"wall-{key}",
                              WALL_CPUS, append, False)
@@ -233,28 +270,32 @@ def measure(pristine, tree, unverified, timings, bench_args, qemu_args,
                         time.monotonic() - start))
     # Instructions per switch: two boots each, which must agree.
     icount = {}
-    for key, label in (("n", "bench-arm64-tlbi-n"), ("y", "bench-arm64"),
-                       ("mainline", "mainline-arm64")):
+    for key, label, append in ICOUNT_BOOTS:
         runs = []
         for n in range(1, ICOUNT_RUNS + 1):
             start = time.monotonic()
             runs.append(boot_one(label, bdirs[label], icount_cpio,
-                                 f"icount-{n}", ICOUNT_CPUS, bench_args,
-                                 True, qemu_args))
-            timings.append((label, f"tlb_bench icount {n}",
+                                 f"icount-{key}-{n}", ICOUNT_CPUS,
+                                 f"{bench_args} {append}".strip(), True,
+                                 qemu_args))
+            timings.append((label, f"tlb_bench icount {key} {n}",
                             time.monotonic() - start))
         diffs = differences(runs)
         if diffs:
-            raise StepFailed(f"[{label}] tlb_bench instruction counts "
-                             f"differ between boots:\n    " +
+            raise StepFailed(f"[{label} {append or 'default'}] tlb_bench "
+                             "instruction counts differ between boots:"
+                             "\n    " +
                              "\n    ".join(diffs))
         icount[key] = runs
     state = {
         "machine": machine(),
         "qemu": qemu_version(),
         "kernels": {label: {"option": option_of(b),
+                            "jump_label": option_of(b, "CONFIG_JUMP_LABEL"),
                             "size": size_of(Path(b) / "vmlinux"),
                             "bdir": str(b)} for label, b in bdirs.items()},
+        "object": size_of(Path(bdirs["bench-arm64"]) /
+                          "arch/arm64/mm/tlbi_local.o"),
         "wall": wall, "icount": icount,
         "wall_cpus": WALL_CPUS, "icount_cpus": ICOUNT_CPUS,
         "reps": REPS, "iters": ITERS, "bench_args": bench_args,
@@ -320,8 +361,97 @@ def counts_table(state):
                          t.get("iters", "—") if c == COUNTERS[0] else "",
                          c, _mm(off), _mm(on)])
     return _table(["workload", "ops per repetition", "counter",
-                   "tlbi_local=off: per repetition, min / median",
-                   "tlbi_local=on: per repetition, min / median"], rows)
+                   "off (no `tlbi_local=on`): per repetition, "
+                   "min / median",
+                   "on (`tlbi_local=on`): per repetition, min / median"],
+                  rows)
+
+
+def varying(state):
+    """Counts that were not the same in every repetition, in words."""
+    out = []
+    for w, _ in WORKLOADS:
+        for key in ("off", "on"):
+            for c in COUNTERS:
+                each = state["wall"][key]["ops"].get(f"{w}.{c}", {}) \
+                    .get("each")
+                if each and len(set(each)) > 1:
+                    out.append(f"`{w}` {key} {c}: "
+                               + ", ".join(str(v) for v in each))
+    if not out:
+        return "Every count was the same in every repetition."
+    return ("Counts that differed between repetitions (each repetition's, "
+            "in the order they ran): " + "; ".join(out) + ". Every other "
+            "count was the same in every repetition.")
+
+
+def counts_words(state, w, key):
+    """@w's median counts per repetition on boot @key, in words: "B
+    broadcast, L local, ..." (the nonzero ones), or "not measured"."""
+    ops = state["wall"][key]["ops"]
+    words = []
+    for c in COUNTERS:
+        row = ops.get(f"{w}.{c}")
+        if not row or "na" in row:
+            return "not measured"
+        if row["median"] or c == "tlbi_broadcast":
+            words.append(f"{_fmt(row['median'])} "
+                         f"{c.replace('tlbi_', '').replace('catchup', 'catch-up')}")
+    return ", ".join(words)
+
+
+def per_op(state, w, key, counter):
+    """@counter's median per operation of @w on boot @key, or None."""
+    ops = state["wall"][key]["ops"]
+    row, t = ops.get(f"{w}.{counter}"), ops.get(f"{w}.time")
+    if not row or "na" in row or not t or not t.get("iters"):
+        return None
+    return row["median"] / t["iters"]
+
+
+def workload_notes(state):
+    """What the two-thread and fork + exec rows show, with their own
+    figures (median per repetition)."""
+    def both(w):
+        return (f"off: {counts_words(state, w, 'off')}; on: "
+                f"{counts_words(state, w, 'on')}")
+
+    notes = [
+        "`twothr_sleep` (the 2020 review's question: what happens to a "
+        "program with two threads): one thread loops on CPU 1 while the "
+        "other sleeps in a futex on CPU 0, whose idle task keeps the mm in "
+        "TTBR0 and so still counts as a holder: its flushes broadcast, "
+        "with the option on as off. Only when another process runs on "
+        "CPU 0 meanwhile (the guest's only other one is `/init`, which "
+        "polls every 100 ms) does CPU 0 stop holding the mm: that "
+        "repetition's later flushes are then local, and the sleeper "
+        "catches up (one `tlbi_catchup`) when it wakes. Median per "
+        "repetition, " + both("twothr_sleep") + "; the repetitions "
+        "that differ are listed above.",
+        "`twothr_run`: both threads run the mm, each on its CPU, so the "
+        "option cannot help: every flush broadcasts, except when one "
+        "thread waits for the other's `mmap_lock` and another process "
+        "takes its CPU meanwhile, as above. Median per repetition, " +
+        both("twothr_run") + ".",
+    ]
+    fe = [(c, per_op(state, "forkexec", k, c))
+          for k, c in (("off", "tlbi_broadcast"), ("on", "tlbi_broadcast"),
+                       ("on", "tlbi_local"))]
+    if all(v is not None for _, v in fe):
+        notes.append(
+            "`forkexec`: per fork + exec + exit, "
+            f"{_fmt(fe[0][1])} broadcast with the option off, "
+            f"{_fmt(fe[1][1])} broadcast and {_fmt(fe[2][1])} local "
+            "with it on. What stays broadcast is `flush_tlb_mm()`, which "
+            "always broadcasts (the fork's, once it has write-protected "
+            "the parent; each mm's teardown: the forked copy's at the "
+            "exec, the new program's at its exit), and flushes that free "
+            "page tables (exec moving the stack). The local ones are leaf "
+            "flushes of an mm that CPU 0 alone holds: the copy-on-write "
+            "faults of the parent after the fork and of the child before "
+            "its exec, and the new program's own. Median per repetition, "
+            + both("forkexec") + ".")
+    return notes
 
 
 def wall_table(state):
@@ -339,19 +469,72 @@ def wall_table(state):
                    "on / off (median)"], rows)
 
 
+def switch_row(state, key):
+    """ctxsw.time of the first -icount boot of @key, or None."""
+    row = (state["icount"].get(key) or [{"ops": {}}])[0]["ops"] \
+        .get("ctxsw.time")
+    return row if row and "na" not in row else None
+
+
+def switch_delta(state, key):
+    """(min, median) instructions per switch of @key minus n's, or None."""
+    row, base = switch_row(state, key), switch_row(state, "n")
+    if not row or not base:
+        return None
+    return row["min"] - base["min"], row["median"] - base["median"]
+
+
 def icount_table(state):
     rows = []
-    base = state["icount"]["n"][0]["ops"].get("ctxsw.time")
-    for key, what in (("n", "PDA, ARM64_TLBI_LOCAL=n"),
-                      ("y", "PDA, ARM64_TLBI_LOCAL=y (on)"),
-                      ("mainline", "mainline 6.12")):
-        row = (state["icount"].get(key) or [{"ops": {}}])[0]["ops"] \
-            .get("ctxsw.time")
-        d = "" if key == "n" or not row or "na" in row or not base else \
-            f"{row['median'] - base['median']:+.2f}"
-        rows.append([what, _mm(row), d])
+    for key, _, _ in ICOUNT_BOOTS:
+        d = switch_delta(state, key)
+        rows.append([ICOUNT_WHAT[key], _mm(switch_row(state, key)),
+                     "" if key == "n" or not d else
+                     f"{d[0]:+.2f} / {d[1]:+.2f}"])
     return _table(["kernel", "instructions per switch min / median",
-                   "Δ against =n (median)"], rows)
+                   "Δ against =n min / median"], rows)
+
+
+def no_jump_label(state):
+    """Why off costs anything, where the kernel has no jump labels."""
+    if state["kernels"].get("bench-arm64", {}).get("jump_label") != "n":
+        return ""
+    return (" These kernels have no `CONFIG_JUMP_LABEL` (`tinyconfig`), so "
+            "each `tlbi_local_enabled()` test is a load, a compare and a "
+            "branch (in `check_and_switch_context()` at every switch) "
+            "rather than the one NOP it is with jump labels, as in "
+            "distribution kernels; that is what off costs here, and this "
+            "run does not measure it with jump labels.")
+
+
+def switch_verdict(state):
+    """What built-and-off and on cost per switch, in words."""
+    off, on = switch_delta(state, "off"), switch_delta(state, "on")
+    base = switch_row(state, "n")
+    out = []
+    if off is None:
+        out.append("Built and off: not measured.")
+    else:
+        ok = all(abs(d) <= OFF_SLACK for d in off)
+        out.append(
+            f"**Built and off is {'' if ok else 'NOT '}within {OFF_SLACK} "
+            f"instructions of `n`** ({off[0]:+.2f} min, {off[1]:+.2f} "
+            "median)" + (": with the option off, the switch costs what "
+                         "it costs without it." if ok else
+                         ": the option costs a kernel that leaves it off "
+                         "something at every switch." +
+                         no_jump_label(state)))
+    if on is not None and base:
+        out.append(
+            f"**On costs {on[1]:+.2f} instructions per switch** (median, "
+            f"{100 * on[1] / base['median']:+.1f} %; {on[0]:+.2f} min): "
+            "the holder counts (an atomic increment of the new mm's, a "
+            "decrement of the old one's), two `dsb(ish)` (the count "
+            "visible before the new ASID is used; the old ASID's walks "
+            "complete before it is uncounted) and the stale-mark test. "
+            "These are instructions, not time: a DSB is one instruction "
+            "here and can take many cycles on hardware.")
+    return " ".join(out)
 
 
 def size_table(state):
@@ -369,6 +552,16 @@ def size_table(state):
                      f"{s['bss'] - n['bss']:+d}"])
     return _table(["kernel", OPTION.replace("CONFIG_", ""),
                    "text / data / bss", "Δ against =n"], rows)
+
+
+def size_note(state):
+    o = state.get("object")
+    return ("`vmlinux`'s sections are padded to alignment boundaries, so "
+            "these deltas move in steps and can land in another column "
+            "than the code that caused them" +
+            (f"; `arch/arm64/mm/tlbi_local.o` itself is {o['text']} / "
+             f"{o['data']} / {o['bss']} (text / data / bss)." if o else
+             "."))
 
 
 def _table(head, rows):
@@ -390,13 +583,15 @@ def section(state):
         f"{m['cpu_model']}, {m['host_cpus']} CPUs, load average "
         f"{m['loadavg']} when it started (other builds share these cores). "
         f"Guest: {state['qemu']}, `-M virt,virtualization=on -cpu "
-        "cortex-a57` (the kernel is entered at EL2, so the option is on by "
-        f"default), guest kernel {info.get('kernel', '?')}.",
+        "cortex-a57` (the kernel is entered at EL2, as on a host), guest "
+        f"kernel {info.get('kernel', '?')}.",
         "- **Kernels.** `mainline-arm64` (pristine 6.12), `bench-arm64` "
         "(PDA, `ARM64_TLBI_LOCAL=y`) and `bench-arm64-tlbi-n` (PDA, the "
         "option `n`, nothing else changed), all `tinyconfig` + "
         "`configs/base.config` + `configs/arm64.config` + "
-        "`configs/bench.config`.",
+        "`configs/bench.config`. Built in, the option is off unless the "
+        "kernel is booted with `tlbi_local=on`: **off** below is "
+        "`bench-arm64` booted without it, **on** booted with it.",
         "- **Program**: `tests/bench/tlb_bench.c`; every figure is "
         f"**min / median** over {state['reps']} repetitions inside the "
         "guest, after one warm-up. Counts are the `/proc/vmstat` deltas of "
@@ -404,18 +599,19 @@ def section(state):
         "and before any exits.",
         "",
         "### Flush counts, option off against on (exact)", "",
-        f"`bench-arm64` booted with `tlbi_local=off` and `tlbi_local=on`, "
-        f"{state['wall_cpus']} vCPUs, {state['iters']} loop iterations per "
+        "`bench-arm64` booted without `tlbi_local=on` (off, the default) "
+        f"and with it (on), {state['wall_cpus']} vCPUs, {state['iters']} loop iterations per "
         "process or thread per repetition. Each workload runs in a new "
         "process born on CPU 0: an idle CPU keeps the last user mm in TTBR0 "
         "and so still holds it.", "",
         counts_table(state), "",
+        varying(state), "",
         "`madvise` (a thread per CPU) has the mm live on every CPU, so it "
         "broadcasts with the option on too; its threads zap concurrently, "
         "and a zap that finds another in flight (`mm_tlb_flush_nested()`) "
         "flushes more widely, so it counts more flushes than calls, by a "
-        "number that varies between repetitions. The other rows are the "
-        "same in every repetition.", "",
+        "number that varies between repetitions.", "",
+        *[n + "\n" for n in workload_notes(state)],
         "### Wall time under multi-threaded TCG (a bound, not a "
         "prediction)", "",
         f"`-accel {MTTCG}`, {state['wall_cpus']} vCPUs, guest "
@@ -434,15 +630,24 @@ def section(state):
         "over pipes, both pinned to CPU 0; instructions per switch (half a "
         f"round trip). `qemu -icount shift=0,sleep=off "
         f"{' '.join(state['qemu_args'])}`, kernel arguments "
-        f"`{state['bench_args']}`, the initramfs with fixed mtimes; "
-        f"{state['icount_cpus']} CPUs (QEMU 7.2 runs `-icount` vCPUs "
-        "round-robin on one thread). \"Off\" is a kernel built with the "
-        "option `n`: with it `y`, `tlbi_local=off` still counts holders at "
-        f"every switch. Each kernel booted {ICOUNT_RUNS} times; the "
-        "figures were identical.", "",
+        f"`{state['bench_args']}` (and `{ON}` for \"on\"), the "
+        f"initramfs with fixed mtimes; {state['icount_cpus']} CPUs (QEMU "
+        "7.2 runs `-icount` vCPUs round-robin on one thread). Four "
+        "kernels or settings: the option `n`; built in and off (booted "
+        "without `tlbi_local=on`: the switch takes mainline's path behind "
+        "a static key, no atomic, no barrier); built in and on; mainline. "
+        f"Each booted {ICOUNT_RUNS} times; the figures were identical. "
+        "That holds for identical boots only: a change elsewhere in the "
+        "kernel image or in the guest program has moved these figures by "
+        "a few instructions per switch between runs of this part, so a "
+        "difference of a few instructions between two kernels is at the "
+        "scale of that movement.",
+        "",
         icount_table(state), "",
+        switch_verdict(state), "",
         "### Size (`size vmlinux`, bytes)", "",
         size_table(state), "",
+        size_note(state), "",
         f"This part took {state['minutes']:.1f} min. Console logs: "
         "`~/.cache/pda/logs/<kernel>/tlbbench-*.console.log`; raw figures "
         "`results/tlbi.json`.",
@@ -454,7 +659,9 @@ def results_json(state):
     def run(r):
         return {"append": r["append"], "info": r["info"], "ops": r["ops"]}
     return {"machine": state["machine"], "qemu": state["qemu"],
-            "kernels": {k: {"option": v["option"], "size": v["size"]}
+            "object": {"arch/arm64/mm/tlbi_local.o": state.get("object")},
+            "kernels": {k: {"option": v["option"], "size": v["size"],
+                            "jump_label": v.get("jump_label", "?")}
                         for k, v in state["kernels"].items()},
             "method": {"reps": state["reps"], "iters": state["iters"],
                        "wall": f"-accel {MTTCG}, {state['wall_cpus']} vCPUs",
@@ -462,7 +669,12 @@ def results_json(state):
                        f"{' '.join(state['qemu_args'])}, "
                        f"{state['icount_cpus']} CPUs, {ICOUNT_RUNS} boots",
                        "wall_ratio": "TCG only: a broadcast stops every "
-                       "vCPU; bounds the gain, does not predict it"},
+                       "vCPU; bounds the gain, does not predict it",
+                       "off": "bench-arm64 booted without tlbi_local=on",
+                       "on": f"bench-arm64 booted with {ON}",
+                       "off_slack": f"built and off within {OFF_SLACK} "
+                       "instructions per switch of n: reported, not "
+                       "enforced"},
             "wall": {k: run(v) for k, v in state["wall"].items()},
             "icount": {k: run(v[0]) for k, v in state["icount"].items()}}
 

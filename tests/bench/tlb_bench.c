@@ -19,14 +19,25 @@
  *	cow		a process (pinned to CPU 0) touches N pages, forks; the
  *			child writes each page (a copy-on-write fault each)
  *			and exits; the parent waits (ops: forks)
+ *	twothr_sleep	two threads in one process: one pinned to CPU 1 loops
+ *			as mprotect does, the other (pinned to CPU 0) sleeps
+ *			in a barrier (a futex) meanwhile, so CPU 0 idles and
+ *			still holds the mm (ops: mprotect pairs)
+ *	twothr_run	the same with both threads looping, one on CPU 0 and
+ *			one on CPU 1, each over its own pages (ops: mprotect
+ *			pairs, summed over the two)
+ *	forkexec	a process (pinned to CPU 0) forks; the child execs
+ *			this program again (/proc/self/exe), which exits at
+ *			once; the parent waits (ops: fork + exec + exit)
  *	ctxsw		two processes (two mms, so switch_mm() runs), both
  *			pinned to CPU 0, ping-pong one byte over pipes (ops:
  *			switches, half a round trip each)
  *
  * Per repetition it reads the /proc/vmstat tlbi_* counters before and
  * after the work (once every process has finished the work but before
- * any exits, so exit_mmap()'s flushes are not counted, except in cow where
- * the child's exit is part of the work), and CLOCK_MONOTONIC.  Under
+ * any exits, so exit_mmap()'s flushes are not counted, except in cow and
+ * forkexec where the child's exec and exit are part of the work), and
+ * CLOCK_MONOTONIC.  Under
  * "qemu -icount shift=0" with pda.icount on the kernel command line,
  * CLOCK_MONOTONIC advances 1 ns per guest instruction, so the time rows
  * are instructions (unit=insns); otherwise wall-clock ns (unit=ns).
@@ -37,7 +48,9 @@
  *	tlb-bench: W.time min=X median=Y reps=R iters=OPS unit=ns|insns
  *		time per op (total of the repetition / OPS)
  *	tlb-bench: W.COUNTER min=X median=Y reps=R iters=1 unit=flushes
- *		the counter's delta over one whole repetition
+ *			each=D1,D2,...
+ *		the counter's delta over one whole repetition; each: the
+ *		deltas in the order the repetitions ran (one line)
  *	tlb-bench: W.COUNTER n/a absent from /proc/vmstat
  *	tlb-bench: W FAILED what: error
  *	tlb-bench: info KEY=VALUE ...
@@ -47,6 +60,7 @@
  * Usage: tlb_bench [-r REPS] [-n ITERS] [WORKLOAD...]  (default: all but
  * ctxsw).  ITERS scales the per-process loop counts.  Exit 0, or 1 if
  * something that must work (a fork, a pipe, a mapping) failed.
+ * "tlb_bench --exit" exits at once: forkexec's child.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,9 +81,11 @@
 #define MAX_REPS		31
 #define MAX_CPUS		64
 #define PAGE			4096
-#define MPROT_PAGES		4	/* each process's mapping */
-#define MADV_PAGES		4	/* each thread's chunk */
+#define CHUNK_PAGES		4	/* each worker's own pages */
+#define CHUNK			(CHUNK_PAGES * PAGE)
 #define COW_PAGES		16
+#define EXIT_ARG		"--exit"
+#define PROGRAM_NAME		"tlb_bench"
 
 static int reps = 7;
 static long iters = 200;
@@ -146,26 +162,34 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void row(const char *w, const char *what, int64_t *v, long ops,
-		const char *u)
+/* @each: also print the repetitions' own values, in the order they ran. */
+static void row(const char *w, const char *what, const int64_t *v, long ops,
+		const char *u, int each)
 {
-	qsort(v, reps, sizeof(*v), cmp_i64);
+	int64_t sorted[MAX_REPS];
+	int i;
+
+	memcpy(sorted, v, reps * sizeof(*v));
+	qsort(sorted, reps, sizeof(*v), cmp_i64);
 	printf("tlb-bench: %s.%s min=%.2f median=%.2f reps=%d iters=%ld "
-	       "unit=%s\n", w, what, (double)v[0] / ops,
-	       (double)v[reps / 2] / ops, reps, ops, u);
+	       "unit=%s", w, what, (double)sorted[0] / ops,
+	       (double)sorted[reps / 2] / ops, reps, ops, u);
+	for (i = 0; each && i < reps; i++)
+		printf("%s%lld", i ? "," : " each=", (long long)v[i]);
+	printf("\n");
 }
 
 static void report(const char *w, struct sample *s, long ops)
 {
 	int i;
 
-	row(w, "time", s->t, ops, unit);
+	row(w, "time", s->t, ops, unit, 0);
 	for (i = 0; i < NR_COUNTERS; i++) {
 		if (s->c[i][0] < 0)
 			printf("tlb-bench: %s.%s n/a absent from /proc/vmstat\n",
 			       w, counter_name[i]);
 		else
-			row(w, counter_name[i], s->c[i], 1, "flushes");
+			row(w, counter_name[i], s->c[i], 1, "flushes", 1);
 	}
 	fflush(stdout);
 }
@@ -265,6 +289,23 @@ static int gate_collect(int fd, int n)
 
 /* ---------------------------------------------------------- mprotect */
 
+/* One operation: RW -> RO -> RW over a chunk, then write it. */
+static int mprot_op(char *p)
+{
+	if (mprotect(p, CHUNK, PROT_READ) ||
+	    mprotect(p, CHUNK, PROT_READ | PROT_WRITE))
+		return -1;
+	touch(p, CHUNK_PAGES);
+	return 0;
+}
+
+/* One operation: write a chunk, free it as a malloc library does. */
+static int madv_op(char *p)
+{
+	touch(p, CHUNK_PAGES);
+	return madvise(p, CHUNK, MADV_DONTNEED);
+}
+
 static void mprotect_worker(struct gate *g, int cpu)
 {
 	char *p;
@@ -272,19 +313,16 @@ static void mprotect_worker(struct gate *g, int cpu)
 
 	if (pin(cpu))
 		_exit(2);
-	p = mmap(NULL, MPROT_PAGES * PAGE, PROT_READ | PROT_WRITE,
+	p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		_exit(3);
-	touch(p, MPROT_PAGES);
+	touch(p, CHUNK_PAGES);
 	if (gate_wait(g))
 		_exit(4);
-	for (i = 0; i < iters; i++) {
-		if (mprotect(p, MPROT_PAGES * PAGE, PROT_READ) ||
-		    mprotect(p, MPROT_PAGES * PAGE, PROT_READ | PROT_WRITE))
+	for (i = 0; i < iters; i++)
+		if (mprot_op(p))
 			_exit(5);
-		touch(p, MPROT_PAGES);
-	}
 	gate_finish(g);
 	_exit(0);
 }
@@ -359,70 +397,90 @@ static void bench_procs(const char *w, void (*worker)(struct gate *, int),
 	report(w, &s, ops);
 }
 
-/* ----------------------------------------------------------- madvise */
+/* ----------------------------------------------------------- threads */
 
-struct madv {
+/*
+ * Threads of one process, each pinned to its CPU and each doing @loops
+ * operations @op per repetition on its own chunk.  The main thread,
+ * pinned to CPU 0, reads the counters and the clock around the
+ * repetition; between the two barriers it either works too (@main_works,
+ * on chunk 0) or sleeps in the end barrier (a futex), its CPU idle.
+ */
+struct team {
 	pthread_barrier_t start, end;
+	int (*op)(char *p);
 	char *area;
 	long loops;		/* per thread and repetition */
-	int nthreads;
 	int err;
 };
 
-struct madv_arg {
-	struct madv *m;
+struct member {
+	struct team *t;
+	char *chunk;
 	int cpu;
 };
 
-/* Writes and frees the thread's chunk @iters times per repetition. */
-static void *madv_thread(void *arg)
+static void team_work(struct team *t, char *p)
 {
-	struct madv_arg *ma = arg;
-	struct madv *m = ma->m;
-	char *p = m->area + (long)ma->cpu * MADV_PAGES * PAGE;
-	long i, n = m->loops;
+	long i;
+
+	for (i = 0; i < t->loops; i++)
+		if (t->op(p))
+			t->err = errno;
+}
+
+static void *team_thread(void *arg)
+{
+	struct member *me = arg;
+	struct team *t = me->t;
 	int r;
 
-	if (pin(ma->cpu))
-		m->err = errno;
+	if (pin(me->cpu))
+		t->err = errno;
 	for (r = -1; r < reps; r++) {
-		pthread_barrier_wait(&m->start);
-		for (i = 0; i < n; i++) {
-			touch(p, MADV_PAGES);
-			if (madvise(p, MADV_PAGES * PAGE, MADV_DONTNEED))
-				m->err = errno;
-		}
-		pthread_barrier_wait(&m->end);
+		pthread_barrier_wait(&t->start);
+		team_work(t, me->chunk);
+		pthread_barrier_wait(&t->end);
 	}
 	return NULL;
 }
 
-static void bench_madvise(const char *w, int nthreads)
+/*
+ * @nthreads threads on CPUs @first_cpu.., and with @main_works the main
+ * thread on CPU 0 as one more worker.
+ */
+static void bench_team(const char *w, int (*op)(char *), long loops,
+		       int nthreads, int first_cpu, int main_works)
 {
-	struct madv_arg args[MAX_CPUS];
 	int64_t a[NR_COUNTERS], b[NR_COUNTERS], t0;
+	int nchunks = nthreads + main_works;
+	long size = (long)nchunks * CHUNK;
+	struct member args[MAX_CPUS];
 	pthread_t tid[MAX_CPUS];
-	struct madv m = {
-		.nthreads = nthreads,
-		.loops = iters / MADV_SCALE ? iters / MADV_SCALE : 1,
+	struct team t = {
+		.op = op,
+		.loops = loops > 0 ? loops : 1,
 	};
 	struct sample s;
 	int i, r;
 
-	m.area = mmap(NULL, (long)nthreads * MADV_PAGES * PAGE,
-		      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		      -1, 0);
-	if (m.area == MAP_FAILED) {
+	t.area = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t.area == MAP_FAILED) {
 		broken(w, "mmap");
 		return;
 	}
-	/* The main thread takes part in the barriers only, from CPU 0. */
+	touch(t.area, nchunks * CHUNK_PAGES);
 	pin(0);
-	pthread_barrier_init(&m.start, NULL, nthreads + 1);
-	pthread_barrier_init(&m.end, NULL, nthreads + 1);
+	pthread_barrier_init(&t.start, NULL, nthreads + 1);
+	pthread_barrier_init(&t.end, NULL, nthreads + 1);
 	for (i = 0; i < nthreads; i++) {
-		args[i] = (struct madv_arg){ .m = &m, .cpu = i };
-		errno = pthread_create(&tid[i], NULL, madv_thread, &args[i]);
+		args[i] = (struct member){
+			.t = &t,
+			.chunk = t.area + (long)(i + main_works) * CHUNK,
+			.cpu = first_cpu + i,
+		};
+		errno = pthread_create(&tid[i], NULL, team_thread, &args[i]);
 		if (errno) {
 			broken(w, "pthread_create");
 			exit(1);	/* the others wait at a barrier */
@@ -431,62 +489,82 @@ static void bench_madvise(const char *w, int nthreads)
 	for (r = -1; r < reps; r++) {
 		vmstat_read(a);
 		t0 = now();
-		pthread_barrier_wait(&m.start);
-		pthread_barrier_wait(&m.end);
+		pthread_barrier_wait(&t.start);
+		if (main_works)
+			team_work(&t, t.area);
+		pthread_barrier_wait(&t.end);
 		t0 = now() - t0;
 		vmstat_read(b);
 		record(&s, r, t0, a, b);
 	}
 	for (i = 0; i < nthreads; i++)
 		pthread_join(tid[i], NULL);
-	pthread_barrier_destroy(&m.start);
-	pthread_barrier_destroy(&m.end);
-	munmap(m.area, (long)nthreads * MADV_PAGES * PAGE);
-	if (m.err) {
-		errno = m.err;
-		broken(w, "pin or madvise");
+	pthread_barrier_destroy(&t.start);
+	pthread_barrier_destroy(&t.end);
+	munmap(t.area, size);
+	if (t.err) {
+		errno = t.err;
+		broken(w, "pin or operation");
 		return;
 	}
-	report(w, &s, (long)nthreads * m.loops);
+	report(w, &s, (long)nchunks * t.loops);
 }
 
-/* --------------------------------------------------------------- cow */
+/* ------------------------------------------------------------- forks */
 
-static void bench_cow(const char *w)
+static char *cow_area;
+
+static void cow_parent(void)
+{
+	touch(cow_area, COW_PAGES);
+}
+
+static void cow_child(void)
+{
+	touch(cow_area, COW_PAGES);
+	_exit(0);
+}
+
+static void exec_child(void)
+{
+	static char *const argv[] = { PROGRAM_NAME, EXIT_ARG, NULL };
+
+	execv("/proc/self/exe", argv);
+	_exit(127);
+}
+
+/*
+ * Forks per repetition: a quarter of the loop count.  Before each fork
+ * the parent (pinned to CPU 0) runs @parent if set; the child runs
+ * @child, which does not return; the parent waits for it.
+ */
+static void bench_forks(const char *w, void (*parent)(void),
+			void (*child)(void))
 {
 	int64_t a[NR_COUNTERS], b[NR_COUNTERS], t0;
+	long forks = iters / 4 ? iters / 4 : 1;
 	struct sample s;
 	int status, r;
 	pid_t pid;
 	long i;
-	char *p;
-
-	/* Forks per repetition: a quarter of the loop count. */
-	long forks = iters / 4 ? iters / 4 : 1;
 
 	pin(0);
-	p = mmap(NULL, COW_PAGES * PAGE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		broken(w, "mmap");
-		return;
-	}
 	for (r = -1; r < reps; r++) {
 		vmstat_read(a);
 		t0 = now();
 		for (i = 0; i < forks; i++) {
-			touch(p, COW_PAGES);
+			if (parent)
+				parent();
 			pid = fork();
 			if (pid < 0) {
 				broken(w, "fork");
 				return;
 			}
-			if (!pid) {
-				touch(p, COW_PAGES);
-				_exit(0);
-			}
+			if (!pid)
+				child();
 			if (waitpid(pid, &status, 0) != pid ||
 			    !WIFEXITED(status) || WEXITSTATUS(status)) {
+				errno = ECHILD;
 				broken(w, "child");
 				return;
 			}
@@ -495,8 +573,19 @@ static void bench_cow(const char *w)
 		vmstat_read(b);
 		record(&s, r, t0, a, b);
 	}
-	munmap(p, COW_PAGES * PAGE);
 	report(w, &s, forks);
+}
+
+static void bench_cow(const char *w)
+{
+	cow_area = mmap(NULL, COW_PAGES * PAGE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (cow_area == MAP_FAILED) {
+		broken(w, "mmap");
+		return;
+	}
+	bench_forks(w, cow_parent, cow_child);
+	munmap(cow_area, COW_PAGES * PAGE);
 }
 
 /* ------------------------------------------------------------- ctxsw */
@@ -567,11 +656,17 @@ static void run_here(const char *w)
 	if (!strcmp(w, "mprotect"))
 		bench_procs(w, mprotect_worker, (long)ncpus * iters);
 	else if (!strcmp(w, "madvise"))
-		bench_madvise(w, ncpus);
+		bench_team(w, madv_op, iters / MADV_SCALE, ncpus, 0, 0);
 	else if (!strcmp(w, "madvise1"))
-		bench_madvise(w, 1);
+		bench_team(w, madv_op, iters / MADV_SCALE, 1, 0, 0);
 	else if (!strcmp(w, "cow"))
 		bench_cow(w);
+	else if (!strcmp(w, "twothr_sleep"))
+		bench_team(w, mprot_op, iters, 1, 1, 0);
+	else if (!strcmp(w, "twothr_run"))
+		bench_team(w, mprot_op, iters, 1, 1, 1);
+	else if (!strcmp(w, "forkexec"))
+		bench_forks(w, NULL, exec_child);
 	else if (!strcmp(w, "ctxsw"))
 		bench_ctxsw(w);
 	else {
@@ -611,7 +706,8 @@ static void run(const char *w)
 int main(int argc, char **argv)
 {
 	static const char *const all[] = {
-		"mprotect", "madvise", "madvise1", "cow",
+		"mprotect", "madvise", "madvise1", "cow", "twothr_sleep",
+		"twothr_run", "forkexec",
 	};
 	int64_t v[NR_COUNTERS];
 	struct utsname u;
@@ -619,6 +715,8 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int c;
 
+	if (argc == 2 && !strcmp(argv[1], EXIT_ARG))
+		return 0;
 	while ((c = getopt(argc, argv, "r:n:")) != -1) {
 		if (c == 'r')
 			reps = atoi(optarg);
@@ -654,6 +752,7 @@ int main(int argc, char **argv)
 	return failed;
 usage:
 	fprintf(stderr, "usage: tlb_bench [-r REPS (1..%d)] [-n ITERS] "
-		"[mprotect|madvise|madvise1|cow|ctxsw ...]\n", MAX_REPS);
+		"[mprotect|madvise|madvise1|cow|twothr_sleep|twothr_run|"
+		"forkexec|ctxsw ...]\n", MAX_REPS);
 	return 2;
 }

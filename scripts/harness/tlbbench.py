@@ -98,14 +98,24 @@ ON = "tlbi_local=on"
 WALL_BOOTS = (("mainline", "mainline-arm64", ""),
               ("off", "bench-arm64", ""),
               ("on", "bench-arm64", ON))
+# The "-jl" kernels are the same with CONFIG_JUMP_LABEL=y, as
+# distributions build them: there a static-key test is one NOP.
 ICOUNT_BOOTS = (("n", "bench-arm64-tlbi-n", ""),
                 ("off", "bench-arm64", ""),
                 ("on", "bench-arm64", ON),
-                ("mainline", "mainline-arm64", ""))
+                ("mainline", "mainline-arm64", ""),
+                ("n-jl", "bench-arm64-tlbi-n-jl", ""),
+                ("off-jl", "bench-arm64-jl", ""),
+                ("on-jl", "bench-arm64-jl", ON))
 ICOUNT_WHAT = {"n": "PDA, ARM64_TLBI_LOCAL=n",
                "off": "PDA, =y, booted without tlbi_local=on (off)",
                "on": "PDA, =y, booted with tlbi_local=on",
-               "mainline": "mainline 6.12"}
+               "mainline": "mainline 6.12",
+               "n-jl": "JUMP_LABEL=y: PDA, ARM64_TLBI_LOCAL=n",
+               "off-jl": "JUMP_LABEL=y: PDA, =y, off",
+               "on-jl": "JUMP_LABEL=y: PDA, =y, on"}
+# Each row's Δ is against the n kernel of its own configuration.
+ICOUNT_BASE = {"n-jl": "n-jl", "off-jl": "n-jl", "on-jl": "n-jl"}
 STATE = BUILD / "tlbi-state.json"
 SECTION_BEGIN = "<!-- tlbi:begin: written by `make bench` (tlbbench.py) -->"
 SECTION_END = "<!-- tlbi:end -->"
@@ -153,24 +163,32 @@ def differences(runs):
 
 # ------------------------------------------------------- the kernels
 
-def option_off_fragment():
-    """A fragment switching the option off: generated, so that configs/
-    keeps only the fragments a user builds with."""
-    frag = BUILD / "tlbbench-option-n.config"
+def generated_fragment(name, line):
+    """A one-line fragment: generated, so that configs/ keeps only the
+    fragments a user builds with."""
+    frag = BUILD / f"tlbbench-{name}.config"
     frag.parent.mkdir(parents=True, exist_ok=True)
-    frag.write_text(f"# {OPTION} is not set\n")
+    frag.write_text(line + "\n")
     return frag
 
 
+def option_off_fragment():
+    return generated_fragment("option-n", f"# {OPTION} is not set")
+
+
 def kernels(pristine, tree, unverified, timings, bench_config):
-    """{label: build dir} of the three kernels."""
+    """{label: build dir} of the five kernels."""
     target = TARGETS[TARGET]
+    jump_label = generated_fragment("jump-label", "CONFIG_JUMP_LABEL=y")
     out = {}
     for label, src, frags, unv in (
             ("mainline-arm64", pristine, (bench_config,), unverified),
             ("bench-arm64", tree, (bench_config,), ()),
             ("bench-arm64-tlbi-n", tree,
-             (bench_config, option_off_fragment()), ())):
+             (bench_config, option_off_fragment()), ()),
+            ("bench-arm64-jl", tree, (bench_config, jump_label), ()),
+            ("bench-arm64-tlbi-n-jl", tree,
+             (bench_config, option_off_fragment(), jump_label), ())):
         start = time.monotonic()
         out[label] = targetrun.kernel(target, src, label=label,
                                       unverified=unv, extra_fragments=frags)
@@ -477,8 +495,10 @@ def switch_row(state, key):
 
 
 def switch_delta(state, key):
-    """(min, median) instructions per switch of @key minus n's, or None."""
-    row, base = switch_row(state, key), switch_row(state, "n")
+    """(min, median) instructions per switch of @key minus its n's, or
+    None."""
+    row = switch_row(state, key)
+    base = switch_row(state, ICOUNT_BASE.get(key, "n"))
     if not row or not base:
         return None
     return row["min"] - base["min"], row["median"] - base["median"]
@@ -489,45 +509,40 @@ def icount_table(state):
     for key, _, _ in ICOUNT_BOOTS:
         d = switch_delta(state, key)
         rows.append([ICOUNT_WHAT[key], _mm(switch_row(state, key)),
-                     "" if key == "n" or not d else
+                     "" if key.startswith("n") or not d else
                      f"{d[0]:+.2f} / {d[1]:+.2f}"])
     return _table(["kernel", "instructions per switch min / median",
                    "Δ against =n min / median"], rows)
 
 
-def no_jump_label(state):
-    """Why off costs anything, where the kernel has no jump labels."""
-    if state["kernels"].get("bench-arm64", {}).get("jump_label") != "n":
-        return ""
-    return (" These kernels have no `CONFIG_JUMP_LABEL` (`tinyconfig`), so "
-            "each `tlbi_local_enabled()` test is a load, a compare and a "
-            "branch (in `check_and_switch_context()` at every switch) "
-            "rather than the one NOP it is with jump labels, as in "
-            "distribution kernels; that is what off costs here, and this "
-            "run does not measure it with jump labels.")
+def off_verdict(state, key, what):
+    """One sentence: is built-and-off (@key) within OFF_SLACK of its n?"""
+    off = switch_delta(state, key)
+    if off is None:
+        return f"Built and off, {what}: not measured."
+    ok = all(abs(d) <= OFF_SLACK for d in off)
+    return (f"**Built and off, {what}, is {'' if ok else 'NOT '}within "
+            f"{OFF_SLACK} instructions of `n`** ({off[0]:+.2f} min, "
+            f"{off[1]:+.2f} median).")
 
 
 def switch_verdict(state):
     """What built-and-off and on cost per switch, in words."""
-    off, on = switch_delta(state, "off"), switch_delta(state, "on")
+    on = switch_delta(state, "on")
     base = switch_row(state, "n")
-    out = []
-    if off is None:
-        out.append("Built and off: not measured.")
-    else:
-        ok = all(abs(d) <= OFF_SLACK for d in off)
-        out.append(
-            f"**Built and off is {'' if ok else 'NOT '}within {OFF_SLACK} "
-            f"instructions of `n`** ({off[0]:+.2f} min, {off[1]:+.2f} "
-            "median)" + (": with the option off, the switch costs what "
-                         "it costs without it." if ok else
-                         ": the option costs a kernel that leaves it off "
-                         "something at every switch." +
-                         no_jump_label(state)))
+    out = [off_verdict(state, "off-jl", "with `CONFIG_JUMP_LABEL` as "
+                       "distributions build it"),
+           "There `tlbi_local_enabled()` in `check_and_switch_context()` "
+           "is one NOP.",
+           off_verdict(state, "off", "in the `tinyconfig` kernels without "
+                       "jump labels"),
+           "There the same test is a load, a compare and a branch at every "
+           "switch."]
     if on is not None and base:
         out.append(
             f"**On costs {on[1]:+.2f} instructions per switch** (median, "
-            f"{100 * on[1] / base['median']:+.1f} %; {on[0]:+.2f} min): "
+            f"{100 * on[1] / base['median']:+.1f} %; {on[0]:+.2f} min; "
+            "without jump labels): "
             "the holder counts (an atomic increment of the new mm's, a "
             "decrement of the old one's), two `dsb(ish)` (the count "
             "visible before the new ASID is used; the old ASID's walks "

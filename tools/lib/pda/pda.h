@@ -182,7 +182,7 @@ PDA_SHARED int pda_process_mode;
 #pragma weak pda_process_mode
 
 /*
- * getcpu_cache(2), system call 463 on x86 and ARM
+ * getcpu_cache(2), system call 463 on x86, ARM and arm64
  * (<linux/getcpu_cache.h>): the kernel keeps a registered int32_t equal to
  * the current CPU.  The getcpu_cache proposal's convention: one
  * thread-local __getcpu_cache_tls, weak, shared by every library; -1 until

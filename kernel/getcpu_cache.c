@@ -15,8 +15,8 @@
  * again and the exit-to-user loop stores again before user space runs.
  *
  * The store is a put_user() of an aligned 32-bit value: one instruction on
- * x86 and ARM, single-copy atomic, so any thread reading the cache sees
- * one CPU number or another, never a mix.  If it faults (the thread
+ * x86, ARM and arm64, single-copy atomic, so any thread reading the cache
+ * sees one CPU number or another, never a mix.  If it faults (the thread
  * unmapped or write-protected its cache), the thread gets one SIGSEGV and
  * nothing else is written.  Every successful GETCPU_CACHE_SET stores, even
  * of the address already registered: that is how the thread recovers,

@@ -10,8 +10,13 @@
  *   online CPUs: the first read through %gs after the move names B.
  * - arch_prctl_get_gs: ARCH_GET_GS is this CPU's base, cpu << 6.
  * - ptrace_gs_base: a stopped tracee's PTRACE_PEEKUSER gs_base is the
- *   base of the CPU /proc says it is on, and the tracee, moved to
- *   another CPU while stopped, reads that CPU's number when it resumes.
+ *   base of the CPU /proc says it is on (task_cpu()), also right after a
+ *   PTRACE_POKEUSER of another base and after its affinity moved it
+ *   elsewhere; the tracee, moved to another CPU while stopped, reads that
+ *   CPU's number when it resumes, not through the poked base.
+ * - wrgsbase_until_switch (FSGSBASE only): a base written with WRGSBASE
+ *   while the selector is held is gone after the next switch: a move to
+ *   another CPU gives that CPU's base.
  * - fork_child: a child pinned elsewhere reads its own CPU, not the
  *   parent's (a fork child starts with a copy of the parent's saved base).
  * - signal_handler: in a handler, and after sigreturn, %gs still holds
@@ -27,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -45,6 +51,11 @@ static unsigned long get_gs_base(void)
 		return ~0UL;
 	return base;
 }
+
+#define BASE_HWCAP2_FSGSBASE	(1u << 1)	/* <asm/hwcap2.h> */
+
+/* An unused CPU's slot: a read through a base set here yields 63. */
+#define FOREIGN_BASE ((unsigned long)(PDA_MAX_CPUS - 1) << PDA_USER_SHIFT)
 
 static int read_gs0(void)
 {
@@ -201,8 +212,24 @@ TEST_F(base, ptrace_gs_base)
 	ASSERT_LE(0, on);
 	EXPECT_EQ((unsigned long)on << PDA_USER_SHIFT, base);
 
-	/* Moved while stopped: it resumes on @to and must read @to. */
+	/*
+	 * Moved while stopped, and given another base: the base stays
+	 * task_cpu()'s, which a stopped task keeps until it is woken, and
+	 * the poked one is never used: it resumes on @to and must read @to
+	 * (63 through the poked base).
+	 */
 	ASSERT_EQ(0, pin_pid(pid, to));
+	ASSERT_EQ(0, ptrace(PTRACE_POKEUSER, pid,
+			    offsetof(struct user_regs_struct, gs_base),
+			    FOREIGN_BASE));
+	base = ptrace(PTRACE_PEEKUSER, pid,
+		      offsetof(struct user_regs_struct, gs_base), 0);
+	ASSERT_EQ(0, errno);
+	on = proc_cpu(pid);
+	TH_LOG("pinned to %d and poked %#lx: /proc says CPU %d, gs_base %#lx",
+	       to, FOREIGN_BASE, on, base);
+	ASSERT_LE(0, on);
+	EXPECT_EQ((unsigned long)on << PDA_USER_SHIFT, base);
 	ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, 0, 0));
 	ASSERT_EQ(sizeof(seg), read(fds[0], &seg, sizeof(seg)));
 	ASSERT_EQ(sizeof(sched), read(fds[0], &sched, sizeof(sched)));
@@ -214,6 +241,29 @@ TEST_F(base, ptrace_gs_base)
 	       sched);
 	EXPECT_EQ(to, sched);
 	EXPECT_EQ(to, seg);
+}
+
+TEST_F(base, wrgsbase_until_switch)
+{
+	int a = self->cpus[0], b = self->cpus[self->n - 1];
+	unsigned long seen;
+
+	if (!(getauxval(AT_HWCAP2) & BASE_HWCAP2_FSGSBASE))
+		SKIP(return, "no FSGSBASE in user space");
+	if (a == b)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, pda_test_pin(a));
+	asm volatile("wrgsbase %0" : : "r" (FOREIGN_BASE) : "memory");
+	seen = get_gs_base();
+	/* A preemption in between may have put a's base back already. */
+	TH_LOG("on %d after WRGSBASE %#lx: ARCH_GET_GS %#lx", a, FOREIGN_BASE,
+	       seen);
+	EXPECT_TRUE(seen == FOREIGN_BASE ||
+		    seen == (unsigned long)a << PDA_USER_SHIFT);
+	EXPECT_EQ(PDA_USER_SELECTOR, pda_read_seg());
+	ASSERT_EQ(0, pda_test_pin(b));
+	EXPECT_EQ((unsigned long)b << PDA_USER_SHIFT, get_gs_base());
+	EXPECT_EQ(b, pda_cpu_raw());
 }
 
 TEST_F(base, fork_child)

@@ -14,8 +14,9 @@
  * must be 0.  One cache per thread; new threads (CLONE_VM) start without
  * one, a fork() child keeps its parent's, execve() drops it.
  *
- * System call 463 on x86-32, x86-64 (64-bit and 32-bit programs) and ARM;
- * a 32-bit program's *cpu_cachep is 32 bits wide.  Linux 6.13 and later
+ * System call 463 on x86-32, x86-64 (64-bit and 32-bit programs, not x32),
+ * ARM and arm64 (64-bit and AArch32 programs); a 32-bit program's
+ * *cpu_cachep is 32 bits wide.  Linux 6.13 and later
  * give 463 to setxattrat(), which fails with EINVAL for this call's
  * arguments.
  */

@@ -31,7 +31,10 @@
 #include "klog.h"
 #include "../../../include/uapi/linux/getcpu_cache.h"
 
-/* Syscall 463 in the PDA series on x86-32 and ARM (not mainline's 463). */
+/*
+ * Syscall 463 in the PDA series on x86-32, x86-64 (64-bit and 32-bit
+ * programs), ARM and arm64 (64-bit and AArch32 programs); not mainline's 463.
+ */
 #define GC_NR		463
 #define GC_MAX_CPUS	64
 

@@ -2,12 +2,13 @@
 /*
  * pda.h: the user per-CPU segment of x86, header only.
  *
- * An x86 kernel with CONFIG_X86_PDA_USER_SEG puts a flat DPL-3 read/write
- * data descriptor in GDT entry 29 of every CPU, with base
- * cpu << PDA_USER_SHIFT.  A thread that keeps PDA_USER_SELECTOR (0xeb) in
- * %fs (32-bit programs) or %gs (64-bit programs, see PDA_SEG) then reaches
- * "its CPU's" 64-byte slot of any array laid out as one slot per CPU, in
- * one instruction:
+ * An x86 kernel with CONFIG_X86_PDA_USER_SEG (not running as a Xen PV
+ * guest, which leaves it out) puts a flat DPL-3 read/write data
+ * descriptor in GDT entry 29 of every CPU, with base
+ * cpu << PDA_USER_SHIFT, and sets HWCAP2_PDA_USER_SEG in AT_HWCAP2.  A
+ * thread that keeps PDA_USER_SELECTOR (0xeb) in %fs (32-bit programs) or
+ * %gs (64-bit programs, see PDA_SEG) then reaches "its CPU's" 64-byte slot
+ * of any array laid out as one slot per CPU, in one instruction:
  *
  *	movl %fs:pda_cpu_table, %eax	the CPU number (pda_cpu_raw())
  *	addl $1, %fs:counters		bump this CPU's counter (pda_slot_add())
@@ -182,7 +183,7 @@ PDA_SHARED int pda_process_mode;
 #pragma weak pda_process_mode
 
 /*
- * getcpu_cache(2), system call 463 on x86 and ARM
+ * getcpu_cache(2), system call 463 on x86, ARM and arm64
  * (<linux/getcpu_cache.h>): the kernel keeps a registered int32_t equal to
  * the current CPU.  The getcpu_cache proposal's convention: one
  * thread-local __getcpu_cache_tls, weak, shared by every library; -1 until

@@ -2,6 +2,8 @@
 #ifndef _ASM_X86_PDA_H
 #define _ASM_X86_PDA_H
 
+#include <linux/cpufeature.h>
+
 #include <asm/desc_defs.h>
 #include <uapi/asm/pda.h>
 
@@ -20,6 +22,19 @@ static inline struct desc_struct pda_user_seg_desc(unsigned int cpu)
 					      pda_user_seg_base(cpu), 0xfffff);
 
 	return d;
+}
+
+/*
+ * Whether this kernel provides the segment.  Not under Xen PV (64-bit
+ * only): its secondary CPUs come up through cpu_bringup(), which calls
+ * cpu_init() but not cpu_init_exception_handling(), so only the boot CPU
+ * would get the descriptor.  There entry 29 stays empty on every CPU and
+ * AT_HWCAP2 does not announce it.
+ */
+static inline bool pda_user_seg_provided(void)
+{
+	return IS_ENABLED(CONFIG_X86_PDA_USER_SEG) &&
+	       !cpu_feature_enabled(X86_FEATURE_XENPV);
 }
 
 #ifdef CONFIG_X86_PDA_USER_SEG

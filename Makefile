@@ -15,7 +15,8 @@ check: deps
 		$(if $(ONLY),--only $(ONLY)) $(if $(SEED),--seed $(SEED))
 
 check-full: deps
-	$(PDA) check-full $(if $(SEED),--seed $(SEED))
+	$(PDA) check-full $(if $(PART),--part $(PART)) \
+		$(if $(SEED),--seed $(SEED))
 
 bench: deps
 	$(PDA) bench $(if $(ONLY),--only $(ONLY))

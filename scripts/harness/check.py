@@ -81,16 +81,23 @@ def qemu_target(name, tree, extra, args="", full=False):
 BOCHS = {"bochs": ("i386-smp", 2), "bochs-up": ("i386-up", 1)}
 
 
-def bochs_target(name, tree, extra, args="", full=False):
-    """A QEMU target's bzImage on an isolinux ISO, in Bochs."""
+def bochs_target(name, tree, extra, args="", full=False, programs=None,
+                 label=None):
+    """A QEMU target's bzImage on an isolinux ISO, in Bochs.  programs:
+    the names to run (default: all); label: the run's, for its logs."""
     kernel, cpus = BOCHS[name]
     target = TARGETS[kernel]
     bdir = BUILD / target.name
-    cpio = BUILD / name / "initramfs.cpio"
+    label = label or name
+    cpio = BUILD / label / "initramfs.cpio"
     cpio.parent.mkdir(parents=True, exist_ok=True)
-    skipped = targetrun.initramfs(target, tree, cpio, None, extra,
+    chosen = None
+    if programs is not None:
+        chosen = [p for p in targetrun.target_programs(target, tree)[1]
+                  if p[0] in programs]
+    skipped = targetrun.initramfs(target, tree, cpio, chosen, extra,
                                   label=name, full=full)
-    log = reset_log(LOGS / name / "isoimage.log")
+    log = reset_log(LOGS / label / "isoimage.log")
     # genimage.sh copies FDINITRD into the ISO but leaves initrd= out of
     # isolinux.cfg, so name it in the command line ourselves.  Bochs's
     # UART sends at the programmed baud rate in guest time: at the default
@@ -98,23 +105,23 @@ def bochs_target(name, tree, extra, args="", full=False):
     args = (f"initrd={cpio.name} console=ttyS0,115200 panic=-1 "
             f"pda.cpus={cpus} "
             f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs pda.emul {args}").strip()
-    with Phase(name, "make isoimage", log), \
+    with Phase(label, "make isoimage", log), \
             targetrun.build_lock(target.name):
         kbuild.build(target, tree, bdir, log,
                      ["isoimage", f"FDINITRD={cpio}", f"FDARGS={args}"])
-        iso = BUILD / name / "image.iso"
+        iso = BUILD / label / "image.iso"
         shutil.copyfile(bdir / "arch/x86/boot/image.iso", iso)
-    console = LOGS / name / "console.log"
-    with Phase(name, f"boot + tests in Bochs ({kernel}, {cpus} CPUs)",
+    console = LOGS / label / "console.log"
+    with Phase(label, f"boot + tests in Bochs ({kernel}, {cpus} CPUs)",
                console):
-        outcome, rep = boot.bochs(iso, BUILD / name, console, BOCHS_TIMEOUT,
+        outcome, rep = boot.bochs(iso, BUILD / label, console, BOCHS_TIMEOUT,
                                   cpus, name)
     rep.results += skipped
-    say(f"[{name}] {boot.describe(outcome, rep)}")
+    say(f"[{label}] {boot.describe(outcome, rep)}")
     boot.report_lines(rep, console)
     if outcome != boot.PASS:
-        say(f"[{name}] {outcome}; console log: {console}\n{tail(console)}")
-    return (name, outcome, rep, f"{kernel}, {cpus} CPUs, {console}")
+        say(f"[{label}] {outcome}; console log: {console}\n{tail(console)}")
+    return (label, outcome, rep, f"{kernel}, {cpus} CPUs, {console}")
 
 
 def summary(rows, started):

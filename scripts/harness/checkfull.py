@@ -1,36 +1,62 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make check-full: everything make check runs, with the tests it leaves
-to make check-full (tests/check-full-only); then the debug kernels and the
-soak, then the reliability table (reliability.py)."""
+"""make check-full: named parts, each runnable alone (PART=name), each
+recording its rows in a state file (fullstate.py); with no PART, the parts
+that are missing, failed or stale for the current code.  RELIABILITY.md is
+written from the latest run of every part (reliability.py)."""
 
 import secrets
 import time
 
-from . import boot, check, ktap, reliability, targetrun
+from . import boot, check, fullstate, ktap, reliability, targetrun
 from .paths import BUILD, LOGS
 from .progress import StepFailed, say, tail
-from .targets import CHECK_ORDER, DEBUG_ORDER, FULL_ONLY_ORDER, TARGETS
+from .targets import CHECK_ORDER, TARGETS
 
-SOAK_SCALE = 10
-SOAK_BUDGET_S = 20 * 60
-SOAK_TARGETS = ("i386-smp", "i386-up", "arm", "x86_64", "arm64")
-# The stress tests: they read pda.scale; the upstream rseq ones take their
-# repetitions on argv instead (-r).
-SOAK_TESTS = ("x86_pda_migration_storm", "x86_pda_counter",
-              "x86_pda_hotplug", "getcpu_cache_migration",
-              "getcpu_cache_fuzz", "hotplug_churn", "x86_seg_fuzz",
-              "x86_user_fs", "tlb_mprotect", "tlb_madv_dontneed",
-              "tlb_remap", "tlb_fork_cow", "tlb_migrate", "tlb_exec_exit")
-SOAK_RSEQ = "upstream_rseq_param_test_"
+# The soak: one boot per kernel kind, every test that counts a figure
+# (tests/guest/lib/stat.h), at the scales below: pda.scale for the stress
+# tests, pda.scale.PROGRAM for the fuzzers, which are cheap per iteration.
+# Sized, from what make check's run of each test counts and takes, so that
+# the union of the parts reaches the figures README's reliability table
+# states; the tests that count none (x86_user_fs, x86_pda_counter) run in
+# the check and debug parts only.
+STRESS = ("x86_pda_migration_storm", "getcpu_cache_migration",
+          "hotplug_churn", "x86_pda_hotplug")
+FUZZ = ("x86_seg_fuzz", "getcpu_cache_fuzz")
+TLB = ("tlb_mprotect", "tlb_madv_dontneed", "tlb_remap", "tlb_fork_cow",
+       "tlb_migrate", "tlb_exec_exit")
+# kind: (stress scale, {program: its scale}, the TLB tests' scale)
+SOAK = {
+    "i386-smp": (6, {"x86_seg_fuzz": 10, "getcpu_cache_fuzz": 50}, 0),
+    "i386-up": (8, {"x86_seg_fuzz": 5, "getcpu_cache_fuzz": 50}, 0),
+    "x86_64": (4, {"x86_seg_fuzz": 10, "getcpu_cache_fuzz": 50,
+                   "getcpu_cache_fuzz_64": 50, "x86_64_gs_fuzz_64": 20}, 0),
+    "x86_64-nofsgsbase": (2, {"x86_64_gs_fuzz_64": 20}, 0),
+    "arm": (20, {"getcpu_cache_fuzz": 20}, 0),
+    "arm64": (8, {"getcpu_cache_fuzz": 100}, 2),
+}
+SOAK_TIMEOUT = 2400
+
+# What a debug kernel runs: the programs that go through kernel code of
+# ours or next to it.  Left out, and listed as skipped: the benchmarks and
+# the preload library's runs (the same syscalls and segment loads as our
+# own tests, already run there), and the upstream x86 selftests of FPU,
+# xstate, vDSO, paging and syscall-table code this series does not touch.
+DEBUG_SKIP_PREFIX = ("segbench_", "pda_bench", "preload_")
+DEBUG_SKIP_UPSTREAM = ("amx", "corrupt_xstate_header", "lam", "nx_stack",
+                       "syscall_numbering", "test_FCMOV", "test_FCOMI",
+                       "test_FISTTP", "test_mremap_vdso", "test_shadow_stack",
+                       "test_vsyscall", "unwind_vdso", "vdso_restorer")
 
 # What a debug kernel prints when its checkers are live, and what lockdep
-# prints when it switches itself off for the rest of the run.
+# prints when it switches itself off for the rest of the run; the checkers
+# that print nothing at boot are shown by the kernel's .config.
 DEBUG_BANNERS = {"lockdep": "Lock dependency validator",
                  "kfence": "kfence: initialized"}
+DEBUG_CONFIG = {"ubsan": "CONFIG_UBSAN=y", "debug_vm": "CONFIG_DEBUG_VM=y"}
 LOCKDEP_OFF = "turning off the locking correctness validator"
 
 
-def debug_active(console):
+def debug_active(console, config):
     """Results proving the debug kernel's checkers ran the whole boot: a
     clean log from a kernel whose lockdep had turned itself off would prove
     nothing."""
@@ -41,6 +67,12 @@ def debug_active(console):
         results.append(ktap.Result(f"debug:{name}_active",
                                    "pass" if ok else "fail",
                                    "" if ok else f"no '{banner}' at boot"))
+    conf = config.read_text(errors="replace").splitlines()
+    for name, line in DEBUG_CONFIG.items():
+        ok = line in conf
+        results.append(ktap.Result(f"debug:{name}_built",
+                                   "pass" if ok else "fail",
+                                   "" if ok else f"no {line} in {config}"))
     off = LOCKDEP_OFF in text
     results.append(ktap.Result("debug:lockdep_stayed_on",
                                "fail" if off else "pass",
@@ -48,105 +80,232 @@ def debug_active(console):
     return results
 
 
-def debug_targets(tree, args):
-    rows = check.guest_targets(DEBUG_ORDER, tree, None, args, full=True)
-    for i, (name, outcome, rep, where) in enumerate(rows):
-        if rep is None:
-            continue
-        for r in debug_active(LOGS / name / "console.log"):
-            say(f"[{name}] {r.name}: {r.status} {r.detail}".rstrip())
-            rep.results.append(r)
-            if r.status == "fail" and outcome == boot.PASS:
-                outcome = boot.FAIL
-        rows[i] = (name, outcome, rep, where)
-    return rows
+def debug_leaves_out(name):
+    base = name.removeprefix("upstream_x86_").removesuffix("_32") \
+        .removesuffix("_64")
+    if name.startswith(DEBUG_SKIP_PREFIX):
+        return "a benchmark or preload run: the syscalls and segment " \
+            "loads of our own tests, which run here"
+    if name.startswith("upstream_x86_") and base in DEBUG_SKIP_UPSTREAM:
+        return "an upstream x86 selftest of code this series does not touch"
+    return ""
 
 
-def soak_argv(name, argv):
-    """Ten times the repetitions of an upstream rseq param_test."""
-    if not name.startswith(SOAK_RSEQ) or "-r" not in argv:
-        return argv
-    argv = list(argv)
-    i = argv.index("-r") + 1
-    argv[i] = str(int(argv[i]) * SOAK_SCALE)
-    return argv
+def boot_chosen(name, label, tree, args, keep, listed_skip=None,
+                timeout=check.QEMU_TIMEOUT, test_timeout=None):
+    """Boots target @name with the programs @keep(name) accepts, as run
+    @label.  @listed_skip(name): why a program left out is listed as
+    skipped ("" for not listed).  One row."""
+    target = TARGETS[name]
+    bdir = targetrun.kernel(target, tree)
+    _, progs = targetrun.target_programs(target, tree)
+    chosen, left = [], []
+    for prog in progs:
+        if keep(prog[0]):
+            chosen.append(prog)
+        elif listed_skip and listed_skip(prog[0]):
+            left.append(ktap.Result(prog[0], "skip",
+                                    f"not run here: {listed_skip(prog[0])}"))
+    if not chosen:
+        raise StepFailed(f"none of the programs for {label} was built")
+    cpio = BUILD / label / "initramfs.cpio"
+    cpio.parent.mkdir(parents=True, exist_ok=True)
+    left += targetrun.initramfs(target, tree, cpio, chosen, label=label,
+                                full=True)
+    outcome, rep, console, accel = targetrun.boot_qemu(
+        target, bdir, cpio, timeout, label=label, extra_args=args,
+        not_run=left, test_timeout=test_timeout)
+    if outcome != boot.PASS:
+        say(f"[{label}] {outcome}; console log: {console}\n{tail(console)}")
+    return (label, outcome, rep, f"{accel}, {target.cpus} CPUs, {console}")
 
 
-def soak_missing(target, names):
-    """SOAK_TESTS this target should run but whose program is not there
-    (a renamed test would otherwise just shrink the soak)."""
-    want = [t for t in SOAK_TESTS
-            if (target.user_arch == "i386" or not t.startswith("x86_")) and
-            (target.user_arch == "arm64" or not t.startswith("tlb_"))]
-    return [t for t in want if t not in names]
-
-
-def soak(tree, args):
-    """Each stress test at SOAK_SCALE times its make check size, on each
-    SOAK_TARGETS kernel, all inside SOAK_BUDGET_S: a boot gets what is left
-    of the budget as its hard timeout, each test make check's timeout."""
-    started = time.monotonic()
-    rows = []
-    for name in SOAK_TARGETS:
-        label = f"{name}-soak"
-        target = TARGETS[name]
+def rows_of(kind_of, fn):
+    """Runs fn() -> [(label, outcome, rep, where)], turning a build failure
+    into a failed row; adds each row's kernel kind."""
+    out = []
+    for label, run in fn:
         try:
-            bdir = targetrun.kernel(target, tree)
-            _, progs = targetrun.target_programs(target, tree)
-            # x86_64 soaks the 32-bit programs and their NAME_64 builds.
-            chosen = [(n, exe, soak_argv(n, argv)) for n, exe, argv in progs
-                      if n.removesuffix("_64") in SOAK_TESTS or
-                      n.startswith(SOAK_RSEQ)]
-            missing = soak_missing(target, [n for n, _, _ in chosen])
-            if missing:
-                raise StepFailed(f"soak tests not built: {missing}")
-            cpio = BUILD / label / "initramfs.cpio"
-            cpio.parent.mkdir(parents=True, exist_ok=True)
-            skipped = targetrun.initramfs(target, tree, cpio, chosen,
-                                          label=label)
+            row = run()
         except StepFailed as e:
             say(f"ERROR [{label}]: {e}")
-            rows.append((label, "build-failed", None,
-                         str(e).splitlines()[0]))
-            continue
-        left = int(SOAK_BUDGET_S - (time.monotonic() - started))
-        if left < 60:
-            say(f"[{label}] soak budget of {SOAK_BUDGET_S // 60} min spent")
-            rows.append((label, boot.TIMEOUT, None, "soak budget spent"))
-            continue
-        outcome, rep, console, accel = targetrun.boot_qemu(
-            target, bdir, cpio, left, label=label,
-            extra_args=f"{args} pda.scale={SOAK_SCALE}", not_run=skipped,
-            test_timeout=check.QEMU_TIMEOUT // 3)
-        if outcome != boot.PASS:
-            say(f"[{label}] {outcome}; console log: {console}\n"
-                f"{tail(console)}")
-        rows.append((label, outcome, rep,
-                     f"{accel}, {target.cpus} CPUs, x{SOAK_SCALE}, {console}"))
-    say(f"[soak] {(time.monotonic() - started) / 60:.1f} min of the "
-        f"{SOAK_BUDGET_S // 60} min budget")
+            row = (label, "build-failed", None, str(e).splitlines()[0])
+        out.append((kind_of(label),) + row)
+    return out
+
+
+def kind(label):
+    """The kernel kind a run's label is of."""
+    for suffix in ("-debug", "-soak", "-slow", "-tlbi-off"):
+        label = label.removesuffix(suffix)
+    return check.BOCHS[label][0] if label in check.BOCHS else label
+
+
+def part_check(tree, args):
+    """Host tests and every make check boot, as make check runs them."""
+    rows = [("host",) + r for r in check.host_tests(*tree)]
+    rows += rows_of(kind, [
+        (n, lambda n=n: check.guest_targets((n,), tree[1], None, args)[0])
+        for n in CHECK_ORDER + tuple(check.BOCHS)])
     return rows
 
 
-def main(seed=None):
+def part_slow(tree, args):
+    """The tests make check leaves to make check-full (tests/check-full-only),
+    each on its target, in one boot per target with those alone."""
+    runs = []
+    for name in CHECK_ORDER + tuple(check.BOCHS):
+        tests = ktap.full_only(name)
+        label = f"{name}-slow"
+        if not tests:
+            continue
+        if name in check.BOCHS:
+            runs.append((label, lambda n=name, t=tests, lb=label:
+                         check.bochs_target(n, tree[1], None, args, True,
+                                            programs=t, label=lb)))
+        else:
+            runs.append((label, lambda n=name, t=tests, lb=label:
+                         boot_chosen(n, lb, tree[1], args, t.__contains__)))
+    return rows_of(kind, runs)
+
+
+def debug_boot(name, tree, args):
+    row = boot_chosen(name, name, tree, args,
+                      lambda p: not debug_leaves_out(p), debug_leaves_out)
+    label, outcome, rep, where = row
+    bdir = targetrun.kernel(TARGETS[name], tree)
+    for r in debug_active(LOGS / label / "console.log", bdir / ".config"):
+        say(f"[{label}] {r.name}: {r.status} {r.detail}".rstrip())
+        rep.results.append(r)
+        if r.status == "fail" and outcome == boot.PASS:
+            outcome = boot.FAIL
+    return (label, outcome, rep, where)
+
+
+def part_debug(names):
+    def run(tree, args):
+        return rows_of(kind, [(n, lambda n=n: debug_boot(n, tree[1], args))
+                              for n in names])
+    return run
+
+
+def soak_args(name):
+    stress, fuzz, tlb = SOAK[name]
+    words = [f"pda.scale={stress}"]
+    words += [f"pda.scale.{p}={s}" for p, s in fuzz.items()]
+    words += [f"pda.scale.{p}={tlb}" for p in TLB if tlb]
+    return " ".join(words)
+
+
+def soak_keeps(name):
+    """Which programs the soak of kind @name runs: the stress tests, the
+    fuzzers it scales, and (arm64) the TLB tests; an x86_64 kind runs the
+    32-bit build and the NAME_64 one."""
+    _, fuzz, tlb = SOAK[name]
+    want = set(STRESS) | set(fuzz) | (set(TLB) if tlb else set())
+    return lambda p: p in want or (p.endswith("_64") and
+                                   p.removesuffix("_64") in STRESS)
+
+
+def part_soak(names):
+    def run(tree, args):
+        return rows_of(kind, [
+            (f"{n}-soak", lambda n=n: boot_chosen(
+                n, f"{n}-soak", tree[1], f"{args} {soak_args(n)}",
+                soak_keeps(n), timeout=SOAK_TIMEOUT,
+                test_timeout=SOAK_TIMEOUT // 2))
+            for n in names])
+    return run
+
+
+def part_tlbi_off(tree, args):
+    """The arm64 kernel with CONFIG_ARM64_TLBI_LOCAL left off (booted
+    without tlbi_local=on): every test, the TLB tests at the soak's scale,
+    but the slow ones part slow runs on arm64, which do not depend on it."""
+    _, _, tlb = SOAK["arm64"]
+    scale = " ".join(f"pda.scale.{p}={tlb}" for p in TLB)
+    slow = ktap.full_only("arm64")
+
+    def why(p):
+        return f"in part slow, on arm64; nothing in it depends on " \
+            f"tlbi_local: {slow[p]}" if p in slow else ""
+    return rows_of(kind, [("arm64-tlbi-off", lambda: boot_chosen(
+        "arm64-tlbi-off", "arm64-tlbi-off", tree[1], f"{args} {scale}",
+        lambda p: p not in slow, why, timeout=SOAK_TIMEOUT))])
+
+
+# In the order a whole run takes them: the quick, broad part first.
+PARTS = {
+    "check": (part_check, "host tests and every make check boot"),
+    "slow": (part_slow, "the tests make check leaves out "
+             "(tests/check-full-only), on their targets"),
+    "debug-x86": (part_debug(("i386-smp-debug", "x86_64-debug")),
+                  "i386-smp and x86_64 with configs/debug.config"),
+    "debug-arm": (part_debug(("arm-debug", "arm64-debug")),
+                  "arm and arm64 with configs/debug.config"),
+    "soak-x86": (part_soak(("i386-smp", "i386-up", "x86_64",
+                            "x86_64-nofsgsbase")),
+                 "the counting tests at scale on the x86 kernels"),
+    "soak-arm": (part_soak(("arm", "arm64")),
+                 "the counting tests at scale on arm and arm64 "
+                 "(tlbi_local=on)"),
+    "tlbi-off": (part_tlbi_off, "arm64 with tlbi_local off, the TLB "
+                 "tests at scale"),
+}
+
+
+def failures(part, seed, rows):
+    """A failed part names the test, the kernel, the seed and the log."""
+    for kind_, name, outcome, rep, where in rows:
+        if outcome == boot.PASS:
+            continue
+        bad = [r.name for r in rep.results if r.status == "fail"] \
+            if rep else []
+        say(f"FAILED [{part}] {name} (kernel {kind_}, seed {seed}): "
+            f"{outcome}; failing: {', '.join(bad) or outcome}; "
+            f"log: {where.split(', ')[-1]}")
+
+
+def report():
+    reliability.write(fullstate.load_all(PARTS), PARTS)
+    return 0
+
+
+def main(part=None, seed=None):
     started = time.monotonic()
+    if part and part not in PARTS:
+        say(f"ERROR: no part {part}; the parts: {' '.join(PARTS)}")
+        return 5
+    key = fullstate.code_key()
+    todo = [part] if part else \
+        [p for p in PARTS if fullstate.stale(p, key, seed)]
+    for p in PARTS if not part else ():
+        if p not in todo:
+            say(f"[check-full] {p}: up to date "
+                f"({fullstate.describe(fullstate.load(p))})")
     if seed is None:
         seed = secrets.randbelow(2**31 - 1) + 1
     args = check.seed_args(seed)
     try:
-        pristine, tree = check.patched_tree()
+        tree = check.patched_tree()
     except StepFailed as e:
         say(f"ERROR: {e}")
         return check.summary([("tree", "patch-failed", None, str(e))],
                              started) or 5
-    rows = check.host_tests(pristine, tree)
-    rows += check.guest_targets(CHECK_ORDER + tuple(check.BOCHS) +
-                                FULL_ONLY_ORDER, tree, None, args, full=True)
-    rows += debug_targets(tree, args)
-    rows += soak(tree, args)
-    worst = check.summary(rows, started)
-    try:
-        reliability.write(rows, seed, (time.monotonic() - started) / 60)
-    except (OSError, ValueError) as e:
-        say(f"WARNING: reliability table not written: {e}")
+    all_rows, worst = [], 0
+    for p in todo:
+        part_started = time.monotonic()
+        say(f"[check-full] part {p}: {PARTS[p][1]} ...")
+        rows = PARTS[p][0](tree, args)
+        minutes = (time.monotonic() - part_started) / 60
+        failures(p, seed, rows)
+        state = fullstate.record(p, key, seed, minutes, rows)
+        say(f"[check-full] part {p} {state['result']} in {minutes:.1f} min; "
+            f"state: {fullstate.path(p)}")
+        all_rows += [r[1:] for r in rows]
+        try:
+            report()
+        except (OSError, ValueError) as e:
+            say(f"WARNING: reliability table not written: {e}")
+    worst = check.summary(all_rows, started) if todo else 0
     return worst

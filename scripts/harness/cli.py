@@ -29,7 +29,13 @@ def main(argv):
     c.add_argument("--seed", type=seed_arg,
                    help="the fuzzers' seed (default: their fixed one)")
     f = sub.add_parser("check-full", help="make check, the debug kernels, "
-                       "a soak; writes results/RELIABILITY.md")
+                       "a soak, in parts; writes results/RELIABILITY.md")
+    f.add_argument("--part", choices=list(checkfull.PARTS),
+                   help="run this part (again) alone (default: every "
+                   "part not yet run on this code)")
+    f.add_argument("--report-only", action="store_true",
+                   help="write results/RELIABILITY.md again from the "
+                   "parts' state")
     f.add_argument("--seed", type=seed_arg,
                    help="the fuzzers' seed (default: a random one)")
     sub.add_parser("run", help="build i386-smp, boot it, show the "
@@ -65,7 +71,9 @@ def main(argv):
         if args.cmd == "check":
             return check.main(args.extra_tests, args.only, args.seed)
         if args.cmd == "check-full":
-            return checkfull.main(args.seed)
+            if args.report_only:
+                return checkfull.report()
+            return checkfull.main(args.part, args.seed)
         if args.cmd == "run":
             return run.main()
         if args.cmd == "bench":

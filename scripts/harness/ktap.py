@@ -106,6 +106,11 @@ def _listed(path, target):
     return listed
 
 
+def full_only(target):
+    """{test: reason} of tests/check-full-only for this target."""
+    return _listed(REPO / "tests/check-full-only", target)
+
+
 def known_failures(target):
     return _listed(REPO / "tests/known-failures", target)
 
@@ -116,7 +121,7 @@ def not_run(target, full=False):
     left = _listed(REPO / "tests/not-run", target)
     if not full:
         left.update((name, f"make check-full only: {why}") for name, why in
-                    _listed(REPO / "tests/check-full-only", target).items())
+                    full_only(target).items())
     return left
 
 

@@ -1,23 +1,39 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The reliability figures of make check-full, from the console logs:
-what every guest test printed as "# pda-stat: KEY=N"
-(tests/guest/lib/stat.h) and the splats kernel_log_clean found, per run.
-Written to results/RELIABILITY.md and the README's table."""
+"""The reliability figures of make check-full: what every guest test
+printed as "# pda-stat: KEY=N" (tests/guest/lib/stat.h), the splats
+kernel_log_clean found and the fuzzers' checksums, per run, summed per
+kernel kind over the latest run of every part (fullstate.py), against the
+coverage make check-full is meant to reach.  Written to
+results/RELIABILITY.md and the README's table."""
 
 import os
 import platform
 import re
-import time
 from pathlib import Path
 
+from .guestout import test_blocks
 from .markers import replace_marked
-from .paths import LOGS, REPO
+from .paths import REPO
 
 STAT = re.compile(r"# pda-stat: (\w+)=(\d+)")
 SPLATS = re.compile(r"# (\d+) suspicious line\(s\) in the")
-KEYS = ("checks", "migrations", "fuzz_iterations", "hotplug_cycles")
-HEADER = ("run", "result", "tests passed", "failed", "CPU reads checked",
-          "migrations", "fuzz iterations", "hotplug cycles", "splats")
+CHECKSUM = re.compile(r"(\w+): seed (\d+), operation stream checksum "
+                      r"([0-9a-f]{8})")
+KEYS = ("checks", "migrations", "fuzz_iterations", "hotplug_cycles",
+        "tlb_checks")
+FIGURE_HEADER = ("CPU reads checked", "migrations", "fuzz iterations",
+                 "hotplug cycles", "TLB checks", "splats")
+KINDS = ("i386-smp", "i386-up", "arm", "x86_64", "x86_64-nofsgsbase",
+         "arm64")
+SMP_KINDS = ("i386-smp", "arm", "x86_64", "x86_64-nofsgsbase", "arm64")
+DEBUG_KINDS = ("i386-smp", "arm", "x86_64", "arm64")
+# What a debug run must show: its checkers live (checkfull.debug_active).
+DEBUG_LIVE = ("debug:lockdep_active", "debug:kfence_active",
+              "debug:ubsan_built", "debug:debug_vm_built",
+              "debug:lockdep_stayed_on")
+TLBI_OFF_RUN = "arm64-tlbi-off"
+# The fuzzer of %gs in 64-bit programs.
+GS_FUZZ_64 = "x86_64_gs_fuzz"
 
 README_BEGIN = "<!-- reliability:begin: written by `make check-full`; " \
     "do not edit by hand -->"
@@ -36,35 +52,31 @@ def figures(console):
     return sums
 
 
-def table_rows(rows):
-    """One line per guest run (host rows have no console), then the sum."""
-    out, total = [], dict.fromkeys(KEYS + ("splats", "pass", "fail"), 0)
-    for name, outcome, rep, _ in rows:
-        if name.startswith("host:") or name == "tree":
-            continue
-        # No report: it never booted, and a console log there is an
-        # earlier run's.
-        fig = figures(LOGS / name / "console.log") if rep else \
-            dict.fromkeys(KEYS + ("splats",), 0)
-        fig["pass"] = rep.count("pass") if rep else 0
-        fig["fail"] = rep.count("fail") if rep else 1
-        for k in total:
-            total[k] += fig[k]
-        out.append([name, outcome] + [fig[k] for k in
-                                      ("pass", "fail") + KEYS + ("splats",)])
-    out.append(["**all runs**", ""] + [total[k] for k in
-                                        ("pass", "fail") + KEYS +
-                                        ("splats",)])
+def fuzz_by_program(console):
+    """{program: fuzz iterations} of the programs that counted any."""
+    text = Path(console).read_text(errors="replace") \
+        if Path(console).exists() else ""
+    out = {}
+    for prog, lines in test_blocks(text).items():
+        n = sum(int(m.group(2)) for line in lines
+                if (m := STAT.search(line)) and
+                m.group(1) == "fuzz_iterations")
+        if n:
+            out[prog] = n
     return out
 
 
-def markdown(rows):
-    lines = ["| " + " | ".join(HEADER) + " |",
-             "|---|---|" + "---:|" * (len(HEADER) - 2)]
-    for r in table_rows(rows):
-        lines.append("| " + " | ".join(f"{c:,}" if isinstance(c, int) else c
-                                       for c in r) + " |")
-    return "\n".join(lines)
+def checksums(console):
+    """[[program, test, seed, checksum]] of every fuzzer in the log."""
+    text = Path(console).read_text(errors="replace") \
+        if Path(console).exists() else ""
+    out = []
+    for prog, lines in test_blocks(text).items():
+        for line in lines:
+            m = CHECKSUM.search(line)
+            if m:
+                out.append([prog, m.group(1), int(m.group(2)), m.group(3)])
+    return out
 
 
 def machine():
@@ -80,42 +92,215 @@ def machine():
     return f"{model or platform.machine()}, {os.cpu_count()} CPUs"
 
 
-def report(rows, seed, minutes):
-    when = time.strftime("%Y-%m-%d")
+def _runs(states):
+    for part, s in states.items():
+        for run in s["runs"]:
+            yield part, run
+
+
+def per_kind(states):
+    """{kind: {figure: sum, "runs", "passed", "failed"}}."""
+    out = {k: dict.fromkeys(KEYS + ("splats", "runs", "passed", "failed"),
+                            0) for k in KINDS}
+    for _, run in _runs(states):
+        k = out.get(run["kind"])
+        if k is None:
+            continue
+        k["runs"] += 1
+        k["passed"] += run["passed"]
+        k["failed"] += run["failed"]
+        for key, n in run.get("figures", {}).items():
+            k[key] += n
+    return out
+
+
+def goals(states, parts):
+    """[(what make check-full must reach, what it reached, met)]."""
+    kinds = per_kind(states)
+    missing = [p for p in parts if p not in states or
+               states[p]["result"] != "pass"]
+    total = {key: sum(k[key] for k in kinds.values())
+             for key in KEYS + ("splats", "failed")}
+    tlb_off = sum(r.get("figures", {}).get("tlb_checks", 0)
+                  for _, r in _runs(states) if r["run"] == TLBI_OFF_RUN)
+    tlb_on = kinds["arm64"]["tlb_checks"] - tlb_off
+    debug = {}
+    for _, r in _runs(states):
+        if r["run"].endswith("-debug"):
+            debug[r["kind"]] = (r["outcome"] == "pass" and
+                                set(DEBUG_LIVE) <= set(r.get("debug", ())) and
+                                not r.get("figures", {}).get("splats"))
+    least = min(KINDS, key=lambda k: kinds[k]["checks"])
+    least_smp = min(SMP_KINDS, key=lambda k: kinds[k]["migrations"])
+    x86_64 = [(prog, n) for _, r in _runs(states)
+              if r["kind"].startswith("x86_64")
+              for prog, n in r.get("fuzz", {}).items()]
+    fuzz_from = {
+        "32-bit programs on x86_64": sum(n for p, n in x86_64
+                                         if not p.endswith("_64")),
+        "64-bit programs on x86_64": sum(n for p, n in x86_64
+                                         if p.endswith("_64")),
+        "64-bit %gs programs": sum(n for p, n in x86_64
+                                   if p.startswith(GS_FUZZ_64)),
+        "getcpu_cache on arm64": kinds["arm64"]["fuzz_iterations"]}
+    return [
+        ("every part run and passed",
+         f"not: {', '.join(missing)}" if missing else "all "
+         f"{len(parts)}", not missing),
+        ("CPU-number reads checked, on each kind",
+         f"{kinds[least]['checks']:,} on {least}, the least",
+         kinds[least]["checks"] >= 10**7),
+        ("CPU-number reads checked, in all", f"{total['checks']:,}",
+         total["checks"] >= 10**8),
+        ("migrations, on each SMP kind",
+         f"{kinds[least_smp]['migrations']:,} on {least_smp}, the least",
+         kinds[least_smp]["migrations"] >= 10**5),
+        ("migrations, in all", f"{total['migrations']:,}",
+         total["migrations"] >= 10**6),
+        ("fuzz iterations matching the model, in all",
+         f"{total['fuzz_iterations']:,}; " + ", ".join(
+             f"{v:,} {k}" for k, v in fuzz_from.items()),
+         total["fuzz_iterations"] >= 10**7 and all(fuzz_from.values())),
+        ("CPU hotplug cycles, with x86_64 and arm64 among them",
+         f"{total['hotplug_cycles']:,} (x86_64 "
+         f"{kinds['x86_64']['hotplug_cycles']:,}, arm64 "
+         f"{kinds['arm64']['hotplug_cycles']:,})",
+         total["hotplug_cycles"] >= 1000 and
+         kinds["x86_64"]["hotplug_cycles"] > 0 and
+         kinds["arm64"]["hotplug_cycles"] > 0),
+        ("debug kernels with lockdep, KFENCE, UBSAN and DEBUG_VM live, "
+         "0 splats: " + ", ".join(DEBUG_KINDS),
+         ", ".join(f"{k} {'yes' if debug.get(k) else 'NO'}"
+                   for k in DEBUG_KINDS),
+         all(debug.get(k) for k in DEBUG_KINDS)),
+        ("arm64 TLB checks, with tlbi_local on and off",
+         f"on {tlb_on:,}, off {tlb_off:,}",
+         tlb_on >= 10**5 and tlb_off >= 10**5),
+        ("no splat, no failed test", f"{total['splats']} splats, "
+         f"{total['failed']} failed", not total["splats"] and
+         not total["failed"]),
+    ]
+
+
+def _row(cells):
+    return "| " + " | ".join(f"{c:,}" if isinstance(c, int) else str(c)
+                             for c in cells) + " |"
+
+
+def _table(header, rows, left=1):
+    lines = [_row(header),
+             "|" + "---|" * left + "---:|" * (len(header) - left)]
+    return lines + [_row(r) for r in rows]
+
+
+def kind_table(states):
+    kinds = per_kind(states)
+    rows = [[k, v["runs"], v["passed"], v["failed"]] +
+            [v[key] for key in KEYS + ("splats",)]
+            for k, v in kinds.items()]
+    rows.append(["**all kinds**"] + [sum(r[i] for r in rows)
+                                     for i in range(1, len(rows[0]))])
+    return _table(("kernel kind", "runs", "tests passed", "failed") +
+                  FIGURE_HEADER, rows)
+
+
+def goal_lines(states, parts):
+    return [f"- {'met' if ok else '**NOT met**'}: {what}: {got}"
+            for what, got, ok in goals(states, parts)]
+
+
+def part_table(states, parts):
+    rows = []
+    for p, (_, what) in parts.items():
+        s = states.get(p)
+        rows.append([f"`{p}`", what] +
+                    ([s["result"], s["commit"], s["date"], s["seed"],
+                      f"{s['minutes']:.1f}"] if s else
+                     ["not run", "", "", "", ""]))
+    return _table(("part", "runs", "result", "commit", "date", "seed",
+                   "minutes"), rows, left=6)
+
+
+def run_table(states):
+    rows = []
+    for part, r in _runs(states):
+        if r["run"].startswith("host:"):
+            continue
+        f = r.get("figures", dict.fromkeys(KEYS + ("splats",), 0))
+        rows.append([part, r["run"], r["kind"], r["outcome"], r["passed"],
+                     r["failed"], r["skipped"]] +
+                    [f[k] for k in KEYS + ("splats",)])
+    host = [r for _, r in _runs(states) if r["run"].startswith("host:")]
+    if host:
+        rows.append(["check", "host tests", "host",
+                     "pass" if all(r["outcome"] == "pass" for r in host)
+                     else "fail", sum(r["passed"] for r in host),
+                     sum(r["failed"] for r in host),
+                     sum(r["skipped"] for r in host)] + [0] * 6)
+    return _table(("part", "run", "kind", "result", "passed", "failed",
+                   "skipped") + FIGURE_HEADER, rows, left=4)
+
+
+def checksum_table(states):
+    rows = [[part, r["run"], prog, test, seed, f"`{sum_}`"]
+            for part, r in _runs(states)
+            for prog, test, seed, sum_ in r.get("checksums", ())]
+    return _table(("part", "run", "program", "test", "seed", "checksum"),
+                  rows, left=4)
+
+
+def report(states, parts):
+    seeds = sorted({s["seed"] for s in states.values()})
     return "\n".join([
         "# Reliability figures (`make check-full`)", "",
-        f"Run of {when} on {machine()}, {minutes:.0f} min in all, fuzzer "
-        f"seed {seed} (`make check-full SEED={seed}` replays it).", "",
-        "Every guest run of `make check` (QEMU and Bochs), the debug "
-        "kernels (`configs/debug.config`: lockdep, DEBUG_PREEMPT, "
-        "DEBUG_ATOMIC_SLEEP, UBSAN, DEBUG_LIST, KFENCE, DEBUG_VM) with all "
-        "guest tests, and the soak (`-soak`: every stress test at "
-        "`pda.scale=10`). Figures are what the tests counted and printed as "
+        "`make check-full` is the union of the parts below; "
+        "`make check-full PART=name` runs one, and `make check-full` alone "
+        "runs the parts that never ran, failed, or ran on other code (any "
+        "tracked file but `results/` and `README.md` changed).  Each part "
+        "keeps its latest run in `~/.cache/pda/check-full/PART.json`; the "
+        "tables are the union of those, each part saying the commit, date "
+        "and seed it ran with.  `make check-full SEED=N` runs every part "
+        "again with fuzzer seed N; the checksums at the end let two runs "
+        "with one seed be compared line by line.", "",
+        "Figures are what the guest tests counted and printed as "
         "`pda-stat` lines: CPU-number reads checked against the pinned CPU, "
         "migrations (pinned windows that moved the thread), fuzzer calls "
-        "whose outcome matched the model, CPUs taken offline and back. "
-        "Splats are the kernel-log lines `kernel_log_clean` found (BUG, "
-        "WARNING, Oops, lockdep, UBSAN, KFENCE, ...).", "",
-        markdown(rows), ""])
+        "whose outcome matched the model, CPUs taken offline and back, and "
+        "the arm64 TLB tests' probes of a changed translation (a read, "
+        "write or page scan whose outcome was checked).  Splats are the "
+        "kernel-log lines `kernel_log_clean` found (BUG, WARNING, Oops, "
+        "lockdep, UBSAN, KFENCE, ...).  bochs and bochs-up boot the "
+        "i386-smp and i386-up kernels; arm64-tlbi-off boots the arm64 "
+        "kernel without `tlbi_local=on`.", "",
+        "## Coverage per kernel kind", ""] + kind_table(states) + [
+        "", "## Against what `make check-full` is meant to reach", ""] +
+        goal_lines(states, parts) + [
+        "", "## Parts", "",
+        f"Machine: {next(iter(states.values()))['machine']}; seeds "
+        f"{', '.join(map(str, seeds))}." if states else "", ""] +
+        part_table(states, parts) + [
+        "", "## Runs", ""] + run_table(states) + [
+        "", "## Fuzzer checksums", ""] + checksum_table(states) + [""])
 
 
-def readme_section(rows, seed, minutes):
+def readme_section(states, parts):
     return "\n".join([
         README_BEGIN,
-        "### Reliability (`make check-full`)", "",
-        markdown(rows), "",
-        f"Seed {seed}; {minutes:.0f} min on {machine()}. Method and "
-        "definitions: [`results/RELIABILITY.md`](results/RELIABILITY.md).",
-        "", README_END])
+        "### Reliability (`make check-full`)", ""] + kind_table(states) + [
+        ""] + goal_lines(states, parts) + ["", "Parts (minutes as measured, "
+                                    "kernels already built):", ""] +
+        part_table(states, parts) + [
+        "", "Method, every run and the fuzzers' checksums: "
+        "[`results/RELIABILITY.md`](results/RELIABILITY.md).", "",
+        README_END])
 
 
-def write(rows, seed, minutes, repo=REPO):
+def write(states, parts, repo=REPO):
     results = Path(repo) / "results"
     results.mkdir(exist_ok=True)
-    (results / "RELIABILITY.md").write_text(report(rows, seed, minutes))
+    (results / "RELIABILITY.md").write_text(report(states, parts))
     readme = Path(repo) / "README.md"
     if README_BEGIN in readme.read_text():
         readme.write_text(replace_marked(readme.read_text(), README_BEGIN,
                                          README_END,
-                                         readme_section(rows, seed,
-                                                        minutes)))
+                                         readme_section(states, parts)))

@@ -12,7 +12,9 @@
  * log must stay clean.
  *
  * The seed is pda.seed=N on the kernel command line (SEED=N of make), else
- * a fixed one; it is printed, so a failure can be replayed.
+ * a fixed one; it is printed, so a failure can be replayed, and at the
+ * end with a checksum of the calls made, so that a replay can be shown to
+ * have made the same ones.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,6 +73,7 @@ struct fuzz {
 	long iters;
 	/* results */
 	long calls, ok, by_errno[5], mismatches, stray_writes, bad_cpu;
+	uint32_t checksum;	/* of the calls and their predicted outcomes */
 	int err;
 	char first[200];
 };
@@ -108,6 +111,19 @@ static void note(struct fuzz *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(f->first, sizeof(f->first), fmt, ap);
 	va_end(ap);
+}
+
+/*
+ * The replay check: a hash of each call's command, flags, argument kinds
+ * and predicted errno, never of an address (ASLR moves those).
+ */
+static uint32_t fnv1a(uint32_t h, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < 4; i++, v >>= 8)
+		h = (h ^ (v & 0xff)) * 16777619u;
+	return h;
 }
 
 /* Is @p one of the caches (writable, aligned)? */
@@ -267,6 +283,10 @@ static void *fuzz_thread(void *arg)
 		ret = gc_call(cmd, argp, flags);
 		got = ret ? errno : 0;
 		f->calls++;
+		f->checksum = fnv1a(f->checksum, (uint32_t)cmd);
+		f->checksum = fnv1a(f->checksum, (uint32_t)flags);
+		f->checksum = fnv1a(f->checksum, a << 8 | v);
+		f->checksum = fnv1a(f->checksum, (uint32_t)want);
 		if (ret && ret != -1) {
 			f->mismatches++;
 			note(f, "call %ld: returned %ld (cmd %ld flags %#lx arg %d)",
@@ -371,6 +391,7 @@ TEST_F_TIMEOUT(gc, fuzz, 240)
 	unsigned long seed = cmdline_seed(DEFAULT_SEED);
 	long threads = 8, per = gc_scale(3000), k;
 	long total[5] = { 0 }, mismatches = 0, stray = 0, bad_cpu = 0;
+	uint32_t checksum = 2166136261u;
 	char first[256];
 	int klog, n;
 
@@ -394,6 +415,7 @@ TEST_F_TIMEOUT(gc, fuzz, 240)
 		memset(&f, 0, sizeof(f));
 		f.seed = (uint32_t)seed * 2654435761u + k * 40503u + 1;
 		f.iters = per;
+		f.checksum = 2166136261u;
 		ASSERT_EQ(0, pthread_create(&t, NULL, fuzz_thread, &f));
 		ASSERT_EQ(0, pthread_join(t, NULL));
 		EXPECT_EQ(1, f.ok) {
@@ -406,9 +428,12 @@ TEST_F_TIMEOUT(gc, fuzz, 240)
 		mismatches += f.mismatches;
 		stray += f.stray_writes;
 		bad_cpu += f.bad_cpu;
+		checksum = fnv1a(checksum, f.checksum);
 	}
 	TH_LOG("results: %ld ok, %ld EINVAL, %ld EFAULT, %ld EBUSY, %ld ENOENT",
 	       total[0], total[1], total[2], total[3], total[4]);
+	TH_LOG("fuzz: seed %lu, operation stream checksum %08x", seed,
+	       checksum);
 	pda_stat("fuzz_iterations", threads * per);
 	EXPECT_EQ(0, mismatches);
 	EXPECT_EQ(0, stray);

@@ -81,12 +81,26 @@ static inline long cmdline_get_long(const char *key)
 
 /*
  * pda.scale=N: the soak of make check-full runs every stress test at N
- * times its make check size.  1 when absent.
+ * times its make check size; pda.scale.PROGRAM=N sets one program's own
+ * (the fuzzers are cheap per iteration, so the soak runs them longer).
+ * PROGRAM is the name under /tests.  1 when absent.
  */
 static inline long cmdline_scale(void)
 {
-	long n = cmdline_get_long("pda.scale");
+	char exe[256], key[300];
+	const char *name;
+	ssize_t len;
+	long n = -1;
 
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len > 0) {
+		exe[len] = '\0';
+		name = strrchr(exe, '/');
+		snprintf(key, sizeof(key), "pda.scale.%s", name ? name + 1 : exe);
+		n = cmdline_get_long(key);
+	}
+	if (n <= 0)
+		n = cmdline_get_long("pda.scale");
 	return n > 0 ? n : 1;
 }
 

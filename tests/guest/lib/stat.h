@@ -9,6 +9,8 @@
  *                    its previous pinned window's
  *   fuzz_iterations  fuzzer calls whose outcome was checked
  *   hotplug_cycles   CPUs taken offline and brought back
+ *   tlb_checks       TLB test probes (reads, writes, page scans) of a
+ *                    translation, whose outcome was checked
  */
 #ifndef PDA_TESTS_STAT_H
 #define PDA_TESTS_STAT_H

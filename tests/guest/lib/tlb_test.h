@@ -126,6 +126,7 @@ static __thread char tlb_who[24] = "main";
 /* The failures of a test, from any thread or forked child (MAP_SHARED). */
 struct tlb_log {
 	unsigned int count;
+	unsigned long long probes;	/* accesses whose outcome was checked */
 	char msg[TLB_LOG_MAX][TLB_LOG_LEN];
 };
 
@@ -149,6 +150,18 @@ struct tlb_probe {
 };
 
 static __thread struct tlb_probe tlb_probe_tls;
+
+/*
+ * The test's count of probes, for the reliability figures: tlb_log's,
+ * shared with forked children.  NULL before tlb_env_init().
+ */
+static unsigned long long *tlb_probes;
+
+static inline void tlb_probe_counted(void)
+{
+	if (tlb_probes)
+		__atomic_fetch_add(tlb_probes, 1, __ATOMIC_RELAXED);
+}
 
 static void tlb_probe_handler(int sig, siginfo_t *si, void *uc)
 {
@@ -204,11 +217,14 @@ static inline int tlb_probe_read(const volatile uint32_t *p, uint32_t *val)
 {
 	struct tlb_probe *pr = &tlb_probe_tls;
 
-	if (sigsetjmp(pr->env, 1))
+	if (sigsetjmp(pr->env, 1)) {
+		tlb_probe_counted();
 		return pr->sig;
+	}
 	pr->armed = 1;
 	*val = *p;
 	pr->armed = 0;
+	tlb_probe_counted();
 	return 0;
 }
 
@@ -217,11 +233,14 @@ static inline int tlb_probe_write(volatile uint32_t *p, uint32_t v)
 {
 	struct tlb_probe *pr = &tlb_probe_tls;
 
-	if (sigsetjmp(pr->env, 1))
+	if (sigsetjmp(pr->env, 1)) {
+		tlb_probe_counted();
 		return pr->sig;
+	}
 	pr->armed = 1;
 	*p = v;
 	pr->armed = 0;
+	tlb_probe_counted();
 	return 0;
 }
 
@@ -237,8 +256,10 @@ static inline int tlb_probe_scan(const volatile uint32_t *p, size_t n,
 	struct tlb_probe *pr = &tlb_probe_tls;
 	size_t i;
 
-	if (sigsetjmp(pr->env, 1))
+	if (sigsetjmp(pr->env, 1)) {
+		tlb_probe_counted();
 		return pr->sig;
+	}
 	pr->armed = 1;
 	for (i = 0; i < n; i++) {
 		uint32_t v = p[i];
@@ -250,6 +271,7 @@ static inline int tlb_probe_scan(const volatile uint32_t *p, size_t n,
 	}
 	pr->armed = 0;
 	*bad = i;
+	tlb_probe_counted();
 	return 0;
 }
 
@@ -673,6 +695,7 @@ static inline int tlb_env_init(struct tlb_env *e, int nworkers, char *why,
 		snprintf(why, len, "mmap: %s", strerror(errno));
 		return -1;
 	}
+	tlb_probes = &e->log->probes;
 	fflush(stdout);
 	fflush(stderr);
 	for (i = 0; i < e->ncpus; i++) {
@@ -767,6 +790,8 @@ static inline int tlb_env_fini(struct tlb_env *e, char *why, size_t len)
 	}
 	e->nocc = 0;
 	pda_test_unpin();
+	if (e->log)
+		pda_stat("tlb_checks", e->log->probes);
 	return ret;
 }
 

@@ -165,7 +165,9 @@ def part_slow(tree, args):
                                             programs=t, label=lb)))
         else:
             runs.append((label, lambda n=name, t=tests, lb=label:
-                         boot_chosen(n, lb, tree[1], args, t.__contains__)))
+                         boot_chosen(n, lb, tree[1], args, t.__contains__,
+                                     timeout=SOAK_TIMEOUT,
+                                     test_timeout=SOAK_TIMEOUT // 2)))
     return rows_of(kind, runs)
 
 
@@ -283,6 +285,7 @@ def main(part=None, seed=None):
         if p not in todo:
             say(f"[check-full] {p}: up to date "
                 f"({fullstate.describe(fullstate.load(p))})")
+    say(f"[check-full] parts to run: {' '.join(todo) or 'none'}")
     if seed is None:
         seed = secrets.randbelow(2**31 - 1) + 1
     args = check.seed_args(seed)

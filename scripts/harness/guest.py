@@ -145,7 +145,7 @@ class Initramfs:
         """mtime: one timestamp for every entry (a byte-identical cpio
         from the same files), instead of now and each file's own."""
         # Each cpio its own argument files: another run may give the same
-        # program other arguments (the soak's), or not own its directory.
+        # program other arguments, or not own its directory.
         args_dir = Path(str(cpio) + ".args")
         args_dir.mkdir(parents=True, exist_ok=True)
         lines = []

@@ -245,8 +245,8 @@ TEST_F_TIMEOUT(ufs, syscalls, 120)
 
 /*
  * A busy loop across over a hundred timer interrupts at HZ 250 (half that
- * under Bochs), for each kind of %fs; make check-full's soak runs it
- * pda.scale times as long.
+ * under Bochs), for each kind of %fs; pda.scale=N makes it N times as
+ * long.
  */
 TEST_F_TIMEOUT(ufs, timer_interrupts, 120)
 {

@@ -80,10 +80,10 @@ static inline long cmdline_get_long(const char *key)
 }
 
 /*
- * pda.scale=N: the soak of make check-full runs every stress test at N
- * times its make check size; pda.scale.PROGRAM=N sets one program's own
- * (the fuzzers are cheap per iteration, so the soak runs them longer).
- * PROGRAM is the name under /tests.  1 when absent.
+ * pda.scale=N: a stress test runs at N times its make check size (the
+ * soak of make check-full sets it); pda.scale.PROGRAM=N sets one
+ * program's own, PROGRAM being its name under /tests (the soak runs the
+ * fuzzers, cheap per iteration, longer).  1 when absent.
  */
 static inline long cmdline_scale(void)
 {

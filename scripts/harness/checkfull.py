@@ -16,9 +16,9 @@ from .targets import CHECK_ORDER, TARGETS
 # (tests/guest/lib/stat.h), at the scales below: pda.scale for the stress
 # tests, pda.scale.PROGRAM for the fuzzers, which are cheap per iteration.
 # Sized, from what make check's run of each test counts and takes, so that
-# the union of the parts reaches the figures README's reliability table
-# states; the tests that count none (x86_user_fs, x86_pda_counter) run in
-# the check and debug parts only.
+# the union of the parts reaches the coverage reliability.goals() states;
+# the tests that count none (x86_user_fs, x86_pda_counter, the upstream
+# rseq tests) run in the other parts only.
 STRESS = ("x86_pda_migration_storm", "getcpu_cache_migration",
           "hotplug_churn", "x86_pda_hotplug")
 FUZZ = ("x86_seg_fuzz", "getcpu_cache_fuzz")
@@ -60,7 +60,7 @@ def debug_active(console, config):
     """Results proving the debug kernel's checkers ran the whole boot: a
     clean log from a kernel whose lockdep had turned itself off would prove
     nothing."""
-    text = console.read_text(errors="replace")
+    text = console.read_text(errors="replace") if console.exists() else ""
     results = []
     for name, banner in DEBUG_BANNERS.items():
         ok = banner in text
@@ -92,10 +92,11 @@ def debug_leaves_out(name):
 
 
 def boot_chosen(name, label, tree, args, keep, listed_skip=None,
-                timeout=check.QEMU_TIMEOUT, test_timeout=None):
+                timeout=check.QEMU_TIMEOUT, test_timeout=None, need=()):
     """Boots target @name with the programs @keep(name) accepts, as run
     @label.  @listed_skip(name): why a program left out is listed as
-    skipped ("" for not listed).  One row."""
+    skipped ("" for not listed); @need: programs that must be among them
+    (a renamed test would otherwise just shrink the run).  One row."""
     target = TARGETS[name]
     bdir = targetrun.kernel(target, tree)
     _, progs = targetrun.target_programs(target, tree)
@@ -106,8 +107,10 @@ def boot_chosen(name, label, tree, args, keep, listed_skip=None,
         elif listed_skip and listed_skip(prog[0]):
             left.append(ktap.Result(prog[0], "skip",
                                     f"not run here: {listed_skip(prog[0])}"))
-    if not chosen:
-        raise StepFailed(f"none of the programs for {label} was built")
+    missing = sorted(set(need) - {p[0] for p in chosen})
+    if missing or not chosen:
+        raise StepFailed(f"programs for {label} not built: "
+                         f"{', '.join(missing) or 'all'}")
     cpio = BUILD / label / "initramfs.cpio"
     cpio.parent.mkdir(parents=True, exist_ok=True)
     left += targetrun.initramfs(target, tree, cpio, chosen, label=label,
@@ -127,9 +130,10 @@ def rows_of(kind_of, fn):
     for label, run in fn:
         try:
             row = run()
-        except StepFailed as e:
+        except (StepFailed, OSError) as e:
             say(f"ERROR [{label}]: {e}")
-            row = (label, "build-failed", None, str(e).splitlines()[0])
+            row = (label, "build-failed", None,
+                   (str(e).splitlines() or ["?"])[0])
         out.append((kind_of(label),) + row)
     return out
 
@@ -209,13 +213,21 @@ def soak_keeps(name):
                                    p.removesuffix("_64") in STRESS)
 
 
+def soak_needs(name):
+    """The programs the soak of kind @name must find built."""
+    _, fuzz, tlb = SOAK[name]
+    stress = [t for t in STRESS if TARGETS[name].user_arch == "i386" or
+              not t.startswith("x86_")]
+    return tuple(stress) + tuple(fuzz) + (TLB if tlb else ())
+
+
 def part_soak(names):
     def run(tree, args):
         return rows_of(kind, [
             (f"{n}-soak", lambda n=n: boot_chosen(
                 n, f"{n}-soak", tree[1], f"{args} {soak_args(n)}",
                 soak_keeps(n), timeout=SOAK_TIMEOUT,
-                test_timeout=SOAK_TIMEOUT // 2))
+                test_timeout=SOAK_TIMEOUT // 2, need=soak_needs(n)))
             for n in names])
     return run
 
@@ -261,15 +273,22 @@ def failures(part, seed, rows):
     for kind_, name, outcome, rep, where in rows:
         if outcome == boot.PASS:
             continue
-        bad = [r.name for r in rep.results if r.status == "fail"] \
-            if rep else []
+        if rep is None:
+            say(f"FAILED [{part}] {name} (kernel {kind_}, seed {seed}): "
+                f"{outcome}: {where}; logs: {LOGS / name}")
+            continue
+        bad = [r.name for r in rep.results if r.status == "fail"]
+        if not bad:
+            ran = [r.name for r in rep.results if r.status != "skip"]
+            bad = [f"none failed; the boot ended ({outcome}) after "
+                   f"{ran[-1] if ran else 'no test'}"]
         say(f"FAILED [{part}] {name} (kernel {kind_}, seed {seed}): "
-            f"{outcome}; failing: {', '.join(bad) or outcome}; "
+            f"{outcome}; failing: {', '.join(bad)}; "
             f"log: {where.split(', ')[-1]}")
 
 
 def report():
-    reliability.write(fullstate.load_all(PARTS), PARTS)
+    reliability.write(fullstate.load_all(PARTS), PARTS, fullstate.code_key())
     return 0
 
 
@@ -308,7 +327,7 @@ def main(part=None, seed=None):
         all_rows += [r[1:] for r in rows]
         try:
             report()
-        except (OSError, ValueError) as e:
-            say(f"WARNING: reliability table not written: {e}")
+        except (OSError, ValueError, KeyError) as e:
+            say(f"WARNING: reliability table not written: {e!r}")
     worst = check.summary(all_rows, started) if todo else 0
     return worst

@@ -19,31 +19,37 @@ STATE = CACHE / "check-full"
 NOT_CODE = ("results", "README.md")
 
 
-def _git(*args):
-    return subprocess.run(["git", "-C", str(REPO), *args], check=True,
+def _git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], check=True,
                           capture_output=True, text=True).stdout
 
 
-def code_key():
+def _is_code(path):
+    return not any(path == p or path.startswith(p + "/") for p in NOT_CODE)
+
+
+def code_key(repo=REPO):
     """A hash of every tracked file but NOT_CODE, as committed; None when
-    the working tree differs from the commit there (nothing can be up to
-    date with code that was never committed)."""
+    a tracked one differs from the commit in the working tree (nothing can
+    be up to date with code that was never committed)."""
     try:
-        excludes = [f":(exclude){p}" for p in NOT_CODE]
-        if _git("status", "--porcelain", "--", ".", *excludes).strip():
+        changed = _git(repo, "status", "--porcelain", "--untracked-files=no",
+                       "-z").split("\0")
+        if any(_is_code(line[3:]) for line in changed if line):
             return None
-        tree = _git("ls-tree", "-r", "HEAD", "--", ".", *excludes)
+        files = [line for line in _git(repo, "ls-tree", "-r", "HEAD")
+                 .splitlines() if _is_code(line.split("\t", 1)[1])]
     except (OSError, subprocess.CalledProcessError):
         return None
-    return hashlib.sha256(tree.encode()).hexdigest()[:16]
+    return hashlib.sha256("\n".join(files).encode()).hexdigest()[:16]
 
 
-def commit():
+def commit(repo=REPO):
     try:
-        head = _git("rev-parse", "--short=12", "HEAD").strip()
+        head = _git(repo, "rev-parse", "--short=12", "HEAD").strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return head if code_key() else f"{head}+uncommitted"
+    return head if code_key(repo) else f"{head}+uncommitted"
 
 
 def path(part):

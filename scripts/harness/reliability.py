@@ -114,13 +114,15 @@ def per_kind(states):
     return out
 
 
-def goals(states, parts):
-    """[(what make check-full must reach, what it reached, met)]."""
+def goals(states, parts, key):
+    """[(what make check-full must reach, what it reached, met)]; @key:
+    the code now (fullstate.code_key()), which every part must have run."""
     kinds = per_kind(states)
     missing = [p for p in parts if p not in states or
-               states[p]["result"] != "pass"]
-    total = {key: sum(k[key] for k in kinds.values())
-             for key in KEYS + ("splats", "failed")}
+               states[p]["result"] != "pass" or states[p]["code"] != key]
+    total = {k: sum(kind[k] for kind in kinds.values())
+             for k in KEYS + ("splats",)}
+    total["failed"] = sum(r["failed"] for _, r in _runs(states))
     tlb_off = sum(r.get("figures", {}).get("tlb_checks", 0)
                   for _, r in _runs(states) if r["run"] == TLBI_OFF_RUN)
     tlb_on = kinds["arm64"]["tlb_checks"] - tlb_off
@@ -144,7 +146,7 @@ def goals(states, parts):
                                    if p.startswith(GS_FUZZ_64)),
         "getcpu_cache on arm64": kinds["arm64"]["fuzz_iterations"]}
     return [
-        ("every part run and passed",
+        ("every part run and passed, on this code",
          f"not: {', '.join(missing)}" if missing else "all "
          f"{len(parts)}", not missing),
         ("CPU-number reads checked, on each kind",
@@ -157,7 +159,7 @@ def goals(states, parts):
          kinds[least_smp]["migrations"] >= 10**5),
         ("migrations, in all", f"{total['migrations']:,}",
          total["migrations"] >= 10**6),
-        ("fuzz iterations matching the model, in all",
+        ("fuzz operations matching the model, in all",
          f"{total['fuzz_iterations']:,}; " + ", ".join(
              f"{v:,} {k}" for k, v in fuzz_from.items()),
          total["fuzz_iterations"] >= 10**7 and all(fuzz_from.values())),
@@ -204,9 +206,9 @@ def kind_table(states):
                   FIGURE_HEADER, rows)
 
 
-def goal_lines(states, parts):
+def goal_lines(states, parts, key):
     return [f"- {'met' if ok else '**NOT met**'}: {what}: {got}"
-            for what, got, ok in goals(states, parts)]
+            for what, got, ok in goals(states, parts, key)]
 
 
 def part_table(states, parts):
@@ -215,10 +217,10 @@ def part_table(states, parts):
         s = states.get(p)
         rows.append([f"`{p}`", what] +
                     ([s["result"], s["commit"], s["date"], s["seed"],
-                      f"{s['minutes']:.1f}"] if s else
-                     ["not run", "", "", "", ""]))
+                      s["machine"], f"{s['minutes']:.1f}"] if s else
+                     ["not run", "", "", "", "", ""]))
     return _table(("part", "runs", "result", "commit", "date", "seed",
-                   "minutes"), rows, left=6)
+                   "machine", "minutes"), rows, left=7)
 
 
 def run_table(states):
@@ -227,18 +229,23 @@ def run_table(states):
         if r["run"].startswith("host:"):
             continue
         f = r.get("figures", dict.fromkeys(KEYS + ("splats",), 0))
-        rows.append([part, r["run"], r["kind"], r["outcome"], r["passed"],
-                     r["failed"], r["skipped"]] +
+        s = states[part]
+        rows.append([part, s["commit"], s["date"], r["run"], r["kind"],
+                     r["outcome"], r["passed"], r["failed"], r["skipped"]] +
                     [f[k] for k in KEYS + ("splats",)])
-    host = [r for _, r in _runs(states) if r["run"].startswith("host:")]
+    host = [(p, r) for p, r in _runs(states)
+            if r["run"].startswith("host:")]
     if host:
-        rows.append(["check", "host tests", "host",
-                     "pass" if all(r["outcome"] == "pass" for r in host)
-                     else "fail", sum(r["passed"] for r in host),
-                     sum(r["failed"] for r in host),
-                     sum(r["skipped"] for r in host)] + [0] * 6)
-    return _table(("part", "run", "kind", "result", "passed", "failed",
-                   "skipped") + FIGURE_HEADER, rows, left=4)
+        s = states[host[0][0]]
+        rows.append([host[0][0], s["commit"], s["date"], "host tests",
+                     "host", "pass" if all(r["outcome"] == "pass"
+                                           for _, r in host) else "fail",
+                     sum(r["passed"] for _, r in host),
+                     sum(r["failed"] for _, r in host),
+                     sum(r["skipped"] for _, r in host)] + [0] * 6)
+    return _table(("part", "commit", "date", "run", "kind", "result",
+                   "passed", "failed", "skipped") + FIGURE_HEADER, rows,
+                  left=6)
 
 
 def checksum_table(states):
@@ -249,7 +256,7 @@ def checksum_table(states):
                   rows, left=4)
 
 
-def report(states, parts):
+def report(states, parts, key):
     seeds = sorted({s["seed"] for s in states.values()})
     return "\n".join([
         "# Reliability figures (`make check-full`)", "",
@@ -258,49 +265,59 @@ def report(states, parts):
         "runs the parts that never ran, failed, or ran on other code (any "
         "tracked file but `results/` and `README.md` changed).  Each part "
         "keeps its latest run in `~/.cache/pda/check-full/PART.json`; the "
-        "tables are the union of those, each part saying the commit, date "
-        "and seed it ran with.  `make check-full SEED=N` runs every part "
-        "again with fuzzer seed N; the checksums at the end let two runs "
-        "with one seed be compared line by line.", "",
+        "tables are the union of those: the parts table and every run "
+        "say the commit, date and seed they ran with.  "
+        "`make check-full SEED=N` runs again every part that ran with "
+        "another seed (`PART=name SEED=N` one part); every fuzzer prints "
+        "its seed and a checksum of its operation stream, listed at the "
+        "end, so that two runs with one seed can be compared line by line "
+        "(on the same kernel kind: the stream also depends on the number "
+        "of CPUs, and `x86_64_gs_fuzz` on FSGSBASE).", "",
         "Figures are what the guest tests counted and printed as "
         "`pda-stat` lines: CPU-number reads checked against the pinned CPU, "
-        "migrations (pinned windows that moved the thread), fuzzer calls "
-        "whose outcome matched the model, CPUs taken offline and back, and "
+        "migrations (pinned windows that moved the thread), fuzzer "
+        "operations whose outcome matched the model, CPUs taken offline "
+        "and back, and "
         "the arm64 TLB tests' probes of a changed translation (a read, "
         "write or page scan whose outcome was checked).  Splats are the "
         "kernel-log lines `kernel_log_clean` found (BUG, WARNING, Oops, "
         "lockdep, UBSAN, KFENCE, ...).  bochs and bochs-up boot the "
         "i386-smp and i386-up kernels; arm64-tlbi-off boots the arm64 "
         "kernel without `tlbi_local=on`.", "",
-        "## Coverage per kernel kind", ""] + kind_table(states) + [
+        "## Coverage per kernel kind", "",
+        "Sums over every run of every part (the runs table below says "
+        "which commit and date each came from).", ""] +
+        kind_table(states) + [
         "", "## Against what `make check-full` is meant to reach", ""] +
-        goal_lines(states, parts) + [
+        goal_lines(states, parts, key) + [
         "", "## Parts", "",
-        f"Machine: {next(iter(states.values()))['machine']}; seeds "
-        f"{', '.join(map(str, seeds))}." if states else "", ""] +
+        f"Seeds: {', '.join(map(str, seeds))}." if states else "", ""] +
         part_table(states, parts) + [
         "", "## Runs", ""] + run_table(states) + [
         "", "## Fuzzer checksums", ""] + checksum_table(states) + [""])
 
 
-def readme_section(states, parts):
+def readme_section(states, parts, key):
     return "\n".join([
         README_BEGIN,
-        "### Reliability (`make check-full`)", ""] + kind_table(states) + [
-        ""] + goal_lines(states, parts) + ["", "Parts (minutes as measured, "
-                                    "kernels already built):", ""] +
+        "### Reliability (`make check-full`)", "",
+        "Sums over every run of the parts below, each part on the commit "
+        "and date it shows.", ""] + kind_table(states) + [
+        ""] + goal_lines(states, parts, key) + [
+        "", "Parts (minutes as measured):", ""] +
         part_table(states, parts) + [
         "", "Method, every run and the fuzzers' checksums: "
         "[`results/RELIABILITY.md`](results/RELIABILITY.md).", "",
         README_END])
 
 
-def write(states, parts, repo=REPO):
+def write(states, parts, key, repo=REPO):
     results = Path(repo) / "results"
     results.mkdir(exist_ok=True)
-    (results / "RELIABILITY.md").write_text(report(states, parts))
+    (results / "RELIABILITY.md").write_text(report(states, parts, key))
     readme = Path(repo) / "README.md"
     if README_BEGIN in readme.read_text():
         readme.write_text(replace_marked(readme.read_text(), README_BEGIN,
                                          README_END,
-                                         readme_section(states, parts)))
+                                         readme_section(states, parts,
+                                                        key)))

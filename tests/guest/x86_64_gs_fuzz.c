@@ -10,13 +10,17 @@
  *   reads the CPU number (the thread is always pinned, so the CPU is
  *   known);
  * - load __USER_DS: base 0, kept across context switches;
- * - load a null selector: the base is then unknown (Intel clears it, AMD
- *   keeps it, and a kernel without FSGSBASE may put the saved one back at
- *   the next switch: save_base_legacy()), so only the selector is checked
- *   until the next operation that sets one;
- * - load a selector that must fault (kernel data, LDT without an LDT,
- *   past the GDT's limit, the not-present entry 28): SIGSEGV or SIGBUS,
- *   and %gs and its base as they were;
+ * - load the LDT's data segment (the test installs one, base slot 5's):
+ *   that base, kept across context switches;
+ * - load the null selector 0 (not 1-3: an IRET to user mode may null
+ *   those, depending on the CPU): the base is then unknown (Intel clears
+ *   it, AMD keeps it, and a kernel without FSGSBASE may put the saved one
+ *   back at the next switch: save_base_legacy()), so only the selector is
+ *   checked until the next operation that sets one;
+ * - load a selector that must fault: __KERNEL_DS (DPL 0), an LDT index
+ *   past the LDT's end, an index past the GDT's limit (#GP: SIGSEGV), the
+ *   LDT's not-present entry (#NP: SIGBUS); %gs and its base stay as they
+ *   were;
  * - ARCH_SET_GS of a slot's base: selector 0, that base;
  * - WRGSBASE (FSGSBASE only) of a slot's base: that base; with the PDA
  *   selector held, until the next context switch, which gives the CPU's
@@ -25,10 +29,13 @@
  *   sees what the model says.
  *
  * The seed is pda.seed=N on the kernel command line (SEED=N of make), else
- * a fixed one; the end prints a checksum of the operations and their
- * predicted outcomes.  The size is a base count times pda.scale.
+ * a fixed one; the end prints a checksum of the operations and the model's
+ * state after each, which a replay on the same kind of machine repeats
+ * (the CPU count picks the migrations; without FSGSBASE, WRGSBASE is
+ * ARCH_SET_GS).  The size is a base count times pda.scale.
  */
 #define _GNU_SOURCE
+#include <asm/ldt.h>
 #include <asm/prctl.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -53,14 +60,20 @@
 #define GS_HWCAP2_FSGSBASE	(1u << 1)	/* <asm/hwcap2.h> */
 #define NOTES			4
 
+/* The LDT: a data segment with slot 5's base, and a not-present one. */
+#define LDT_BASE	(5UL << PDA_USER_SHIFT)
+#define LDT_DATA	(0 << 3 | 4)		/* TI set, RPL 0 */
+#define LDT_ABSENT	(1 << 3 | 4 | 3)
+
 enum op {
-	OP_LOAD_PDA, OP_LOAD_DS, OP_LOAD_NULL, OP_LOAD_BAD, OP_SET_BASE,
-	OP_WRGSBASE, OP_MIGRATE, OP_YIELD, OP_SIGNAL, OP_NR
+	OP_LOAD_PDA, OP_LOAD_DS, OP_LOAD_LDT, OP_LOAD_NULL, OP_LOAD_BAD,
+	OP_SET_BASE, OP_WRGSBASE, OP_MIGRATE, OP_YIELD, OP_SIGNAL, OP_NR
 };
 
 static const char *const op_name[OP_NR] = {
-	"load PDA", "load __USER_DS", "load null", "load bad", "ARCH_SET_GS",
-	"WRGSBASE", "migrate", "sched_yield", "signal",
+	"load PDA", "load __USER_DS", "load LDT data", "load null",
+	"load bad", "ARCH_SET_GS", "WRGSBASE", "migrate", "sched_yield",
+	"signal",
 };
 
 /* What the model knows of %gs. */
@@ -75,7 +88,7 @@ struct gs_model {
 
 struct gs_fuzz {
 	int cpus[CPU_SETSIZE], ncpus, cpu;
-	int fsgsbase;
+	int fsgsbase, ldt;
 	uint32_t rnd, checksum;
 	long ops, mismatches, faults, by_op[OP_NR];
 	char notes[NOTES][200];
@@ -185,18 +198,38 @@ static void model_base(struct gs_model *m, unsigned int sel,
 	m->wr_pending = 0;
 }
 
-/* A selector the load must fault on. */
-static unsigned int bad_selector(uint32_t r)
+/* Installs the LDT; 0, or -errno (no CONFIG_MODIFY_LDT_SYSCALL). */
+static int ldt_install(void)
 {
+	struct user_desc d = {
+		.entry_number = 0, .base_addr = LDT_BASE, .limit = 0xfffff,
+		.seg_32bit = 1, .limit_in_pages = 1, .useable = 1,
+	};
+
+	if (syscall(SYS_modify_ldt, 1, &d, sizeof(d)))
+		return -errno;
+	d.entry_number = 1;
+	d.seg_not_present = 1;
+	if (syscall(SYS_modify_ldt, 1, &d, sizeof(d)))
+		return -errno;
+	return 0;
+}
+
+/* A selector the load must fault on, and the signal it raises. */
+static unsigned int bad_selector(uint32_t r, int *sig)
+{
+	*sig = SIGSEGV;
 	switch (r % 4) {
 	case 0:
 		return 0x18 | (r >> 2 & 3);		/* __KERNEL_DS, DPL 0 */
-	case 1:
-		return 4 | (r >> 2 & 0x1ff8) | 3;	/* LDT, and none */
+	case 1:						/* past the LDT */
+		return (2 + (r >> 2 & 0x3ff)) << 3 | 4 | 3;
 	case 2:
 		return 0xfff8 | (r >> 2 & 3);		/* past the GDT */
 	default:
-		return 28 * 8 + 3;			/* not present */
+		if (fz.ldt)
+			*sig = SIGBUS;			/* #NP */
+		return LDT_ABSENT;
 	}
 }
 
@@ -241,10 +274,12 @@ static void step(long i, struct gs_model *m)
 	unsigned int sel;
 	unsigned long base = (unsigned long)(r >> 8 & (PDA_MAX_CPUS - 1))
 			     << PDA_USER_SHIFT;
-	int sig, cpu;
+	int sig, want, cpu;
 
 	if (op == OP_WRGSBASE && !fz.fsgsbase)
 		op = OP_SET_BASE;
+	if (op == OP_LOAD_LDT && !fz.ldt)
+		op = OP_LOAD_BAD;
 	/* Migrations cost a context switch each: fewer of them. */
 	if (op == OP_MIGRATE && (r >> 16) % 4)
 		op = OP_YIELD;
@@ -266,9 +301,16 @@ static void step(long i, struct gs_model *m)
 			note(i, "load of %#x: signal %d", sel, sig);
 		model_base(m, sel, 0);
 		break;
-	case OP_LOAD_NULL:
-		sel = r >> 8 & 3;
+	case OP_LOAD_LDT:
+		sel = LDT_DATA | (r >> 8 & 3);
 		mix(sel);
+		sig = load_gs(sel);
+		if (sig)
+			note(i, "load of %#x: signal %d", sel, sig);
+		model_base(m, sel, LDT_BASE);
+		break;
+	case OP_LOAD_NULL:
+		sel = 0;
 		sig = load_gs(sel);
 		if (sig)
 			note(i, "load of %#x: signal %d", sel, sig);
@@ -278,13 +320,14 @@ static void step(long i, struct gs_model *m)
 		m->wr_pending = 0;
 		break;
 	case OP_LOAD_BAD:
-		sel = bad_selector(r >> 8);
+		sel = bad_selector(r >> 8, &want);
 		mix(sel);
+		mix(want);
 		sig = load_gs(sel);
 		fz.faults++;
-		if (sig != SIGSEGV && sig != SIGBUS)
-			note(i, "load of %#x: signal %d, model SIGSEGV or SIGBUS",
-			     sel, sig);
+		if (sig != want)
+			note(i, "load of %#x: signal %d, model %d", sel, sig,
+			     want);
 		break;
 	case OP_SET_BASE:
 		mix(base);
@@ -324,6 +367,8 @@ static void step(long i, struct gs_model *m)
 			note(i, "in the handler: selector %#x (model %#x), cpu %d (%d), %%gs read %d",
 			     sig_sel, m->sel, sig_cpu, fz.cpu, sig_cpu_seg);
 	}
+	mix(m->sel | m->pda << 16 | m->known << 17 | m->wr_pending << 18);
+	mix(m->pda ? (uint32_t)fz.cpu : m->known ? (uint32_t)m->base : 0);
 	check(i, m);
 }
 
@@ -340,6 +385,7 @@ TEST(gs_fuzz)
 	fz.ncpus = pda_test_online(fz.cpus, CPU_SETSIZE);
 	ASSERT_LT(0, fz.ncpus);
 	fz.fsgsbase = !!(getauxval(AT_HWCAP2) & GS_HWCAP2_FSGSBASE);
+	fz.ldt = !ldt_install();
 	ASSERT_EQ(0, pda_init_thread());
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = fault_handler;
@@ -353,9 +399,10 @@ TEST(gs_fuzz)
 	fz.cpu = fz.cpus[0];
 	ASSERT_EQ(0, pda_test_pin(fz.cpu));
 	model_pda(&m, PDA_USER_SELECTOR);
-	TH_LOG("seed %lu (SEED=%lu replays it), %ld operations, %d CPUs, %s",
+	TH_LOG("seed %lu (SEED=%lu replays it), %ld operations, %d CPUs, %s, %s",
 	       seed, seed, n, fz.ncpus,
-	       fz.fsgsbase ? "FSGSBASE" : "no FSGSBASE");
+	       fz.fsgsbase ? "FSGSBASE" : "no FSGSBASE",
+	       fz.ldt ? "LDT" : "no LDT (modify_ldt failed)");
 	for (i = 0; i < n; i++)
 		step(i, &m);
 	fz.ops = n;
@@ -372,10 +419,11 @@ TEST(gs_fuzz)
 	EXPECT_EQ(0, fz.mismatches);
 	/* Every operation came up, and every bad load faulted. */
 	for (k = 0; k < OP_NR; k++)
-		if (k != OP_WRGSBASE || fz.fsgsbase)
+		if ((k != OP_WRGSBASE || fz.fsgsbase) &&
+		    (k != OP_LOAD_LDT || fz.ldt))
 			EXPECT_LT(0, fz.by_op[k]);
-	if (!fz.mismatches)
-		pda_stat("fuzz_iterations", fz.ops);
+	pda_stat("fuzz_iterations", fz.ops > fz.mismatches ?
+				    fz.ops - fz.mismatches : 0);
 }
 
 TEST_HARNESS_MAIN

@@ -980,7 +980,8 @@ static void report(struct __test_metadata *_metadata, const char *test,
 	       line);
 	TH_LOG("%s: seed %lu, operation stream checksum %08x", test, fz_seed,
 	       out->checksum);
-	pda_stat("fuzz_iterations", out->iters);
+	pda_stat("fuzz_iterations", out->iters > out->mismatches ?
+				    out->iters - out->mismatches : 0);
 	EXPECT_EQ(0, out->mismatches);
 	for (k = 0; k < nkinds; k++) {
 		if (!(required & (1u << k)) || out->kinds[k])

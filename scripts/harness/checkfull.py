@@ -28,10 +28,10 @@ TLB = ("tlb_mprotect", "tlb_madv_dontneed", "tlb_remap", "tlb_fork_cow",
 SOAK = {
     "i386-smp": (6, {"x86_seg_fuzz": 10, "getcpu_cache_fuzz": 50}, 0),
     "i386-up": (8, {"x86_seg_fuzz": 5, "getcpu_cache_fuzz": 50}, 0),
-    "x86_64": (4, {"x86_seg_fuzz": 10, "getcpu_cache_fuzz": 50,
+    "x86_64": (5, {"x86_seg_fuzz": 10, "getcpu_cache_fuzz": 50,
                    "getcpu_cache_fuzz_64": 50, "x86_64_gs_fuzz_64": 20}, 0),
     "x86_64-nofsgsbase": (2, {"x86_64_gs_fuzz_64": 20}, 0),
-    "arm": (20, {"getcpu_cache_fuzz": 20}, 0),
+    "arm": (25, {"getcpu_cache_fuzz": 20}, 0),
     "arm64": (8, {"getcpu_cache_fuzz": 100}, 2),
 }
 SOAK_TIMEOUT = 2400

@@ -216,7 +216,7 @@ def part_table(states, parts):
     for p, (_, what) in parts.items():
         s = states.get(p)
         rows.append([f"`{p}`", what] +
-                    ([s["result"], s["commit"], s["date"], s["seed"],
+                    ([s["result"], s["commit"], s["date"], str(s["seed"]),
                       s["machine"], f"{s['minutes']:.1f}"] if s else
                      ["not run", "", "", "", "", ""]))
     return _table(("part", "runs", "result", "commit", "date", "seed",

@@ -92,9 +92,7 @@ def run_record(kind, label, outcome, rep, where):
            "failing": [r.name for r in rep.results if r.status == "fail"]
            if rep else [outcome]}
     if booted:
-        rec["figures"] = reliability.figures(console)
-        rec["fuzz"] = reliability.fuzz_by_program(console)
-        rec["checksums"] = reliability.checksums(console)
+        rec.update(reliability.console_figures(console))
         rec["debug"] = [r.name for r in rep.results
                         if r.name.startswith("debug:") and
                         r.status == "pass"]

@@ -40,8 +40,11 @@ README_BEGIN = "<!-- reliability:begin: written by `make check-full`; " \
 README_END = "<!-- reliability:end -->"
 
 
-def figures(console):
-    """{key: sum} of the pda-stat lines, plus "splats"."""
+def console_figures(console):
+    """What a run's console log counted, read and split once:
+    {"figures": {key: sum, "splats": n}, "fuzz": {program: fuzz iterations
+    of the programs that counted any}, "checksums": [[program, test, seed,
+    checksum]] of every fuzzer}."""
     text = Path(console).read_text(errors="replace") \
         if Path(console).exists() else ""
     sums = dict.fromkeys(KEYS, 0)
@@ -49,34 +52,18 @@ def figures(console):
         if key in sums:
             sums[key] += int(n)
     sums["splats"] = sum(int(n) for n in SPLATS.findall(text))
-    return sums
-
-
-def fuzz_by_program(console):
-    """{program: fuzz iterations} of the programs that counted any."""
-    text = Path(console).read_text(errors="replace") \
-        if Path(console).exists() else ""
-    out = {}
+    fuzz, checks = {}, []
     for prog, lines in test_blocks(text).items():
-        n = sum(int(m.group(2)) for line in lines
-                if (m := STAT.search(line)) and
-                m.group(1) == "fuzz_iterations")
-        if n:
-            out[prog] = n
-    return out
-
-
-def checksums(console):
-    """[[program, test, seed, checksum]] of every fuzzer in the log."""
-    text = Path(console).read_text(errors="replace") \
-        if Path(console).exists() else ""
-    out = []
-    for prog, lines in test_blocks(text).items():
+        n = 0
         for line in lines:
-            m = CHECKSUM.search(line)
-            if m:
-                out.append([prog, m.group(1), int(m.group(2)), m.group(3)])
-    return out
+            if (m := STAT.search(line)) and m.group(1) == "fuzz_iterations":
+                n += int(m.group(2))
+            if m := CHECKSUM.search(line):
+                checks.append([prog, m.group(1), int(m.group(2)),
+                               m.group(3)])
+        if n:
+            fuzz[prog] = n
+    return {"figures": sums, "fuzz": fuzz, "checksums": checks}
 
 
 def machine():

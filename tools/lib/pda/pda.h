@@ -710,8 +710,17 @@ static inline int pda_add32_slow(uint32_t *p0, uint32_t v)
 	if (pda_mode() == PDA_MODE_SEGMENT) {
 		int saved_errno = errno;
 
+		/*
+		 * The mode says the kernel has the segment, so a busy %fs is
+		 * refused here without pda_available()'s sysfs read: a thread
+		 * that is refused on every add must not pay a syscall each.
+		 */
+		if (!pda_seg_free(pda_read_seg())) {
+			errno = EBUSY;
+			return -1;
+		}
 		if (!pda_thread_ready() && pda_init_thread())
-			return -1;	/* errno EBUSY: %fs is someone else's */
+			return -1;
 		errno = saved_errno;
 		pda_add32_raw(p0, v);
 		return 0;

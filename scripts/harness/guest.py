@@ -37,8 +37,16 @@ def _cc(arch):
 
 
 def build_our_tests(arch, tree, out, log):
-    run(["make", "-C", REPO / "tests/guest", f"ARCH={arch}", f"O={out}",
-         f"KSRC={tree}"], log, what=f"guest tests ({arch})")
+    """Build tests/guest for arch; return the programs its Makefile lists.
+    The list, not the build dir: a dir shared with another checkout may
+    hold programs this one does not have."""
+    make = ["make", "-C", REPO / "tests/guest", f"ARCH={arch}", f"O={out}",
+            f"KSRC={tree}"]
+    run(make, log, what=f"guest tests ({arch})")
+    names = subprocess.run(make + ["-s", "--no-print-directory", "list"],
+                           check=True, text=True,
+                           capture_output=True).stdout.split()
+    return [Path(out) / "tests" / name for name in names]
 
 
 def build_segbench(arch, out, log):

@@ -31,7 +31,8 @@ from pathlib import Path
 
 from . import benchreport, boot, census, censusreport, check, guest, \
     hostcaps, kbuild, ktap, preloadbench, source, targetrun, tlbbench
-from .guestout import parse_bench_lines, test_blocks
+from .guestout import parse_bench_lines
+from .ktap import test_blocks
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say, tail
 from .targets import TARGETS

@@ -109,11 +109,19 @@ def _finished(console):
     return ktap.DONE in text or any(m in text for m in PANIC_MARKS)
 
 
-def classify(console, timed_out, target_name):
-    """(outcome, report) from a console log."""
+def classify(console, timed_out, target_name, packed=()):
+    """(outcome, report) from a console log; @packed: the tests the
+    initramfs holds, each of which must report."""
     text = Path(console).read_text(errors="replace")
     rep = ktap.apply_known(ktap.parse_console(text), target_name)
+    rep = ktap.apply_skips(rep, text, target_name)
     rep.results += guestout.console_checks(text, rep)
+    if rep.done:
+        rep.results += ktap.missing_results(rep, packed)
+    if ktap.UNPACK_FAILED in text:
+        rep.results.append(ktap.Result(
+            "initramfs_unpacked", "fail",
+            f"the kernel said '{ktap.UNPACK_FAILED}'"))
     if any(m in text for m in PANIC_MARKS):
         return PANIC, rep
     if not rep.done:
@@ -137,7 +145,8 @@ def qemu(target, image, initrd, console, timeout, accel, append,
     Path(console).parent.mkdir(parents=True, exist_ok=True)
     Path(str(console) + ".cmd").write_text(" ".join(cmd) + "\n")
     timed_out = _watch(cmd, console, timeout)
-    return classify(console, timed_out, target.name)
+    return classify(console, timed_out, target.name,
+                    ktap.packed_tests(initrd))
 
 
 # An Atom N270: a real 32-bit-only CPU, and one Linux accepts for SMP
@@ -158,8 +167,10 @@ clock: sync=none, time0=local
 """
 
 
-def bochs(iso, workdir, console, timeout, cpus, target_name="bochs"):
-    """Boot the isolinux ISO in Bochs; stop it after the final TAP line."""
+def bochs(iso, workdir, console, timeout, cpus, target_name="bochs",
+          packed=()):
+    """Boot the isolinux ISO in Bochs; stop it after the final TAP line.
+    @packed: the tests its initramfs holds."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     rc = workdir / "bochsrc"
@@ -199,7 +210,7 @@ def bochs(iso, workdir, console, timeout, cpus, target_name="bochs"):
         clock.write()
     if not Path(console).exists():
         Path(console).write_text("")
-    return classify(console, timed_out, target_name)
+    return classify(console, timed_out, target_name, packed)
 
 
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from . import boot, guest, ktap, targetrun
-from .guestout import test_blocks
+from .ktap import test_blocks
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say
 from .targets import TARGETS
@@ -42,6 +42,10 @@ STATE = BUILD / "census-state.json"
 # ends an "irq" window at a jump of the TSC, which is also what another
 # vCPU's turn looks like (its window then holds no entry).
 NEED_ENTRY = {"irq"}
+# The window whose answer is known: "ops" loads of the user data selector
+# (%ss's) and as many of the null selector into the PDA register; checked,
+# then dropped.
+KNOWN = "known"
 # segbench rows the estimate needs, run natively on the host.
 HOST_FILTERS = ("sel.mov.*", "sel.pushpop.*", "probe.*")
 
@@ -108,6 +112,46 @@ def assign(windows, programs):
             res[p["name"]] = {"ops": p["ops"], "windows": ws}
         out[name] = res
     return out
+
+
+def check_known(name, bits, res):
+    """Each window of the known path counted exactly its loads, and no
+    other user-mode segment write: else the plugin miscounts, and every
+    figure of the census with it.  Returns @res without the path."""
+    path = res.pop(KNOWN, None)
+    if path is None or "na" in path:
+        raise StepFailed(f"{name}: no {KNOWN} window")
+    reg = "gs" if bits == 64 else "fs"
+    want = {f"u.mov.{reg}.sel": path["ops"], f"u.mov.{reg}.null": path["ops"]}
+    for w in path["windows"]:
+        got = {k: v for k, v in w.items()
+               if k.startswith("u.") and k != "u.insns"}
+        if got != want:
+            raise StepFailed(f"{name}: the {KNOWN} window counted {got}, "
+                             f"not {want}: the plugin miscounts")
+    return res
+
+
+def required_paths(bits, pda_kernel, cpus):
+    """(paths that must have run, paths that must be n/a) of a program of
+    @bits on a kernel: a missing path would leave its row out silently."""
+    syscalls = ("sys.int80", "sys.vsyscall") if bits == 32 else \
+        ("sys.syscall",)
+    must = {"empty", "fault.anon", "ctxsw.same", "signal", "irq",
+            *syscalls} | ({"migrate"} if cpus > 1 else set())
+    pda = {f"{p}.pda" for p in syscalls + ("ctxsw.same",)}
+    return (must | pda, set()) if pda_kernel else (must, pda)
+
+
+def check_paths(name, res, must, never):
+    """Fails naming the paths of @must that did not run and those of
+    @never that did."""
+    ran = {p for p, v in res.items() if "na" not in v}
+    missing, extra = sorted(must - ran), sorted(never & ran)
+    if missing or extra:
+        raise StepFailed(f"{name}: paths that must run but did not: "
+                         f"{missing or 'none'}; that must not: "
+                         f"{extra or 'none'}")
 
 
 def differences(runs):
@@ -198,7 +242,10 @@ def boot_once(target, label, bdir, cpio, n, so, bench_args, qemu_args):
     if bad:
         fail(f"[{label}] census boot {n}: {bad} failed", console)
     try:
-        return assign(parse_windows(windows.read_text()), progs)
+        res = assign(parse_windows(windows.read_text()), progs)
+        for name, pbits, _ in progs:
+            check_known(name, pbits, res[name])
+        return res
     except StepFailed as e:
         fail(f"[{label}] {e}", windows)
 
@@ -267,13 +314,18 @@ def measure(pristine, tree, unverified, timings, build, strip, bench_args,
             bdir = build(target, src, bdir_label,
                          unverified if kind == "mainline" else (), timings)
             cfg = (Path(bdir) / ".config").read_text()
+            census = boot_variant(target, label, bdir, cpios[arch], so,
+                                  bench_args, qemu_args, timings)
+            for prog, bits in programs_of(target):
+                check_paths(f"[{label}] {prog}", census[prog],
+                            *required_paths(bits, kind == "pda",
+                                            target.cpus))
             variants.append({
                 "label": label, "target": name, "kind": kind,
                 "cpus": target.cpus,
                 "up_noseg": "CONFIG_X86_PDA_UP_NOSEG=y" in cfg,
                 "smp": "CONFIG_SMP=y" in cfg,
-                "census": boot_variant(target, label, bdir, cpios[arch], so,
-                                       bench_args, qemu_args, timings)})
+                "census": census})
     start = time.monotonic()
     host = host_costs(build_segbench, i386_ok)
     timings.append(("host", "census segbench", time.monotonic() - start))

@@ -115,7 +115,7 @@ def bochs_target(name, tree, extra, args="", full=False, programs=None,
     with Phase(label, f"boot + tests in Bochs ({kernel}, {cpus} CPUs)",
                console):
         outcome, rep = boot.bochs(iso, BUILD / label, console, BOCHS_TIMEOUT,
-                                  cpus, name)
+                                  cpus, name, ktap.packed_tests(cpio))
     rep.results += skipped
     say(f"[{label}] {boot.describe(outcome, rep)}")
     boot.report_lines(rep, console)
@@ -144,6 +144,10 @@ def summary(rows, started):
                 say(f"{'':<16} {r.name}: {r.detail}")
     say(f"time: {(time.monotonic() - started) / 60:.1f} min")
     skipped = totals["skip"] + totals["xfail"]
+    named = sum(1 for row in rows if row[2] for r in row[2].results
+                if r.detail.startswith("expected skip"))
+    say(f"skips the tests reported themselves, each allowed by "
+        f"tests/expected-skips: {named} (counted as skipped)")
     say(f"{totals['pass']} passed, {totals['fail']} failed, "
         f"{skipped} skipped")
     return worst

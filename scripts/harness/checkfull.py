@@ -140,7 +140,7 @@ def rows_of(kind_of, fn):
 
 def kind(label):
     """The kernel kind a run's label is of."""
-    for suffix in ("-debug", "-soak", "-slow", "-tlbi-off"):
+    for suffix in ("-debug", "-soak", "-slow", "-tlbi-off", "-smap"):
         label = label.removesuffix(suffix)
     return check.BOCHS[label][0] if label in check.BOCHS else label
 
@@ -248,6 +248,16 @@ def part_tlbi_off(tree, args):
         lambda p: p not in slow, why, timeout=SOAK_TIMEOUT))])
 
 
+def part_smap(tree, args):
+    """The x86_64 kernel on a CPU model with SMAP: what a debug kernel
+    runs, but the far transfers tests/not-run names (TCG gets them wrong
+    under SMAP, on mainline too)."""
+    return rows_of(kind, [("x86_64-smap", lambda: boot_chosen(
+        "x86_64-smap", "x86_64-smap", tree[1], args,
+        lambda p: not debug_leaves_out(p), debug_leaves_out,
+        need=("x86_64_cpu_model_64",)))])
+
+
 # In the order a whole run takes them: the quick, broad part first.
 PARTS = {
     "check": (part_check, "host tests and every make check boot"),
@@ -265,6 +275,7 @@ PARTS = {
                  "(tlbi_local=on)"),
     "tlbi-off": (part_tlbi_off, "arm64 with tlbi_local off, the TLB "
                  "tests at scale"),
+    "smap": (part_smap, "x86_64 on a CPU model with SMAP"),
 }
 
 

@@ -30,24 +30,6 @@ PDA_BENCH = "pda_bench"
 PREFIX = "pda-bench: "
 
 
-def test_blocks(text):
-    """{test name: [its output lines, indent removed]} from a console log
-    of tests/init/init.c: output is indented by 4 spaces and ends with the
-    test's `ok N name` line."""
-    _, found, user = text.partition(ktap.INIT_STARTS)
-    blocks, cur = {}, []
-    for line in user.splitlines() if found else []:
-        line = line.rstrip("\r")
-        if line.startswith("    "):
-            cur.append(line[4:])
-            continue
-        m = ktap.RESULT.match(line)
-        if m:
-            blocks[m.group(3).strip()] = cur
-            cur = []
-    return blocks
-
-
 def parse_bench_lines(lines):
     """pda_bench's lines -> {"ops": {op: row}, "info": {}, "failed": []}.
     A row is {"min": float, "median": float, "reps": int, "iters": int,
@@ -186,7 +168,7 @@ def console_checks(console_text, report):
     """Results for the output of the guest programs above that passed in
     this boot's @report, from its console."""
     passed = {r.name for r in report.results if r.status == "pass"}
-    blocks = test_blocks(console_text)
+    blocks = ktap.test_blocks(console_text)
     lst = _block_text(blocks, "segbench_list")
     checks = {
         "segbench_list": lambda: list_problems(lst),

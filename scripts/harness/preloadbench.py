@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from . import boot, guest, preload
-from .guestout import PREFIX, parse_bench_lines, test_blocks
+from .guestout import PREFIX, parse_bench_lines
+from .ktap import test_blocks
 from .markers import replace_marked
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say

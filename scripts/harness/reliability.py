@@ -11,7 +11,7 @@ import platform
 import re
 from pathlib import Path
 
-from .guestout import test_blocks
+from .ktap import test_blocks
 from .markers import replace_marked
 from .paths import REPO
 

@@ -37,13 +37,17 @@ TARGETS = {
     # double-faults (upstream_x86_syscall_arg_fault_32), so it keeps
     # TCG's AMD vendor; with SMAP a user-mode far return reads its stack
     # as a supervisor access, faults, and the kernel oopses
-    # (upstream_x86_sysret_ss_attrs_64), so SMAP is off.
+    # (upstream_x86_sysret_ss_attrs_64), so SMAP is off here and on in
+    # x86_64-smap below.  pda.fsgsbase and pda.smap declare what each
+    # model has; x86_64_cpu_model holds the kernel to it.
     "x86_64": Target("x86_64", "x86_64", ("base", "x86", "x86_64"), 4,
-                     user_arch_64="x86_64", qemu_cpu="max,-smap"),
+                     user_arch_64="x86_64", qemu_cpu="max,-smap",
+                     append="pda.fsgsbase=1 pda.smap=0"),
     "x86_64-nofsgsbase": Target("x86_64-nofsgsbase", "x86_64",
                                 ("base", "x86", "x86_64"), 4,
                                 user_arch_64="x86_64", qemu_cpu="qemu64",
-                                kernel="x86_64"),
+                                kernel="x86_64",
+                                append="pda.fsgsbase=0 pda.smap=0"),
     "arm": Target("arm", "arm", ("base", "arm"), 4,
                   cross="arm-linux-gnueabihf-",
                   cc="arm-linux-gnueabihf-gcc-12",
@@ -74,7 +78,11 @@ DEBUG_ORDER = ("i386-smp-debug", "arm-debug", "x86_64-debug", "arm64-debug")
 # its TLB tests must pass when every flush broadcasts, too.
 TARGETS["arm64-tlbi-off"] = replace(TARGETS["arm64"], name="arm64-tlbi-off",
                                     kernel="arm64", append="")
-FULL_ONLY_ORDER = ("arm64-tlbi-off",)
+# The x86_64 kernel on "max" with SMAP: every access the series makes to
+# user memory (getcpu_cache's word, the %gs base reads) under SMAP.
+TARGETS["x86_64-smap"] = replace(TARGETS["x86_64"], name="x86_64-smap",
+                                 kernel="x86_64", qemu_cpu="max",
+                                 append="pda.fsgsbase=1 pda.smap=1")
 
 CHECK_ORDER = ("i386-smp", "i386-up", "arm", "x86_64", "x86_64-nofsgsbase",
                "arm64")

@@ -43,7 +43,8 @@ import time
 from pathlib import Path
 
 from . import boot, guest, targetrun
-from .guestout import parse_bench_lines, test_blocks, PREFIX
+from .guestout import parse_bench_lines, PREFIX
+from .ktap import test_blocks
 from .markers import replace_marked
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say

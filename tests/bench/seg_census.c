@@ -22,6 +22,11 @@
  *			outside the window), counting every CPU (the other
  *			paths count CPU 0 only)
  *	signal		kill() of itself, the empty handler, sigreturn
+ *	known		KNOWN_LOADS loads of the user data selector (%ss's)
+ *			into the PDA register,
+ *			then KNOWN_LOADS of the null selector: a window
+ *			whose answer is known, which the harness checks the
+ *			plugin's counts against (and then drops)
  *	irq		a user loop until an interrupt lands in it (seen as
  *			a jump of the instruction-counting TSC): the
  *			interrupt path, kernel mode only.  With several
@@ -53,6 +58,7 @@
 
 #define REPS		9
 #define PAGE		4096
+#define KNOWN_LOADS	7
 /* TSC steps bigger than this in a tight loop are an interrupt (-icount). */
 #define IRQ_GAP		200
 #define IRQ_SPIN_MAX	2000000000ull
@@ -77,6 +83,7 @@ enum path {
 	P_MIGRATE,
 	P_SIGNAL,
 	P_IRQ,
+	P_KNOWN,
 };
 
 static int failed;
@@ -344,6 +351,27 @@ static void signal_path(void)
 	WINDOWS(P_SIGNAL, syscall(NR_KILL, pid, SIGUSR1));
 }
 
+/* ------------------------------------------------------ the known window */
+
+/* Each load is one executed instruction, however the loop is compiled. */
+static void known_loads(void)
+{
+	unsigned int user_ds;
+	int i;
+
+	asm volatile("mov %%ss, %0" : "=r" (user_ds));
+	for (i = 0; i < KNOWN_LOADS; i++)
+		pda_load(user_ds);
+	for (i = 0; i < KNOWN_LOADS; i++)
+		pda_load(0);
+}
+
+static void known(void)
+{
+	announce(P_KNOWN, "known", 0, KNOWN_LOADS);
+	WINDOWS(P_KNOWN, known_loads());
+}
+
 /* ------------------------------------------------------------- interrupt */
 
 static inline uint64_t tsc(void)
@@ -414,6 +442,7 @@ int main(void)
 	fault();
 	migrate();
 	signal_path();
+	known();
 	irq();
 	printf("seg-census: done\n");
 	return failed;

@@ -13,8 +13,9 @@
  *   dontneed		madvise(MADV_DONTNEED): the page must read as zeros;
  *   remap		mmap(MAP_FIXED) of another page of a shared file over
  *			the mapping: its contents must be the new page's.
- * (dontneed needs CONFIG_ADVISE_SYSCALLS, remap a memfd or a writable
- * /dev/shm or /tmp; without them those rounds are left out, logged.)
+ * (A kernel without madvise(), CONFIG_ADVISE_SYSCALLS=n, runs no dontneed
+ * rounds, logged; madvise() failing otherwise fails the setup, and so does
+ * finding no memfd and no writable /dev/shm or /tmp for remap.)
  *
  * - migrate: the process touches the page on CPU b and on CPU a, an
  *   occupier process runs on every CPU but a, the process flushes on a,
@@ -31,7 +32,11 @@
  *   a back online, migrates back to it, and checks again.  Skipped when
  *   no CPU can be taken offline.
  *
- * The /proc/vmstat tlbi_* counters are printed.  Each failure names the
+ * The /proc/vmstat tlbi_* counters, read around each flush, must show it
+ * local (or skipped) when the kernel was booted with tlbi_local=on and
+ * the occupiers ran (migrate, same_cpu, hotplug), with catch-up flushes
+ * after (but on one CPU), broadcast in lazy, and never local without
+ * tlbi_local=on.  Each failure names the
  * CPU (sched_getcpu()), the round, the flush, the address and the value.
  * pda.scale=N multiplies the rounds.
  */
@@ -91,11 +96,11 @@ static int map_file_page(FIXTURE_DATA(mig) *self, int pg)
 
 FIXTURE_SETUP(mig)
 {
-	const char *no_dontneed = tlb_no_dontneed(), *kind;
+	const char *kind;
 	char why[256];
 	uint32_t *buf;
 	size_t i;
-	int pg;
+	int pg, no_dontneed;
 
 	self->fd = -1;
 	self->fmap = NULL;
@@ -110,34 +115,38 @@ FIXTURE_SETUP(mig)
 
 	self->flush[self->nflush++] = MPROTECT_RO;
 	self->flush[self->nflush++] = MPROTECT_NONE;
+	/* Only a kernel without madvise() drops the dontneed rounds. */
+	no_dontneed = tlb_dontneed_missing(why, sizeof(why));
+	ASSERT_LE(0, no_dontneed) {
+		TH_LOG("%s", why);
+	}
 	if (!no_dontneed)
 		self->flush[self->nflush++] = DONTNEED;
 	else
-		TH_LOG("no dontneed rounds: %s", no_dontneed);
+		TH_LOG("no dontneed rounds: %s", why);
 	self->fd = tlb_file_open(NFILEPAGES * self->env.page, why,
 				 sizeof(why), &kind);
-	if (self->fd >= 0) {
-		buf = malloc(self->env.page);
-		ASSERT_TRUE(buf != NULL) {
-			TH_LOG("malloc: %s", strerror(errno));
-		}
-		for (pg = 0; pg < NFILEPAGES; pg++) {
-			for (i = 0; i < self->env.page / 4; i++)
-				buf[i] = pattern(pg) + i;
-			ASSERT_EQ((ssize_t)self->env.page,
-				  pwrite(self->fd, buf, self->env.page,
-					 (off_t)pg * self->env.page));
-		}
-		free(buf);
-		self->fmap = tlb_map_guarded(self->env.page);
-		ASSERT_TRUE(self->fmap != NULL) {
-			TH_LOG("mmap: %s", strerror(errno));
-		}
-		ASSERT_EQ(0, map_file_page(self, 0));
-		self->flush[self->nflush++] = REMAP;
-	} else {
-		TH_LOG("no remap rounds: %s", why);
+	ASSERT_LE(0, self->fd) {
+		TH_LOG("%s", why);
 	}
+	buf = malloc(self->env.page);
+	ASSERT_TRUE(buf != NULL) {
+		TH_LOG("malloc: %s", strerror(errno));
+	}
+	for (pg = 0; pg < NFILEPAGES; pg++) {
+		for (i = 0; i < self->env.page / 4; i++)
+			buf[i] = pattern(pg) + i;
+		ASSERT_EQ((ssize_t)self->env.page,
+			  pwrite(self->fd, buf, self->env.page,
+				 (off_t)pg * self->env.page));
+	}
+	free(buf);
+	self->fmap = tlb_map_guarded(self->env.page);
+	ASSERT_TRUE(self->fmap != NULL) {
+		TH_LOG("mmap: %s", strerror(errno));
+	}
+	ASSERT_EQ(0, map_file_page(self, 0));
+	self->flush[self->nflush++] = REMAP;
 	for (i = 0; i < (size_t)self->env.ncpus; i++)
 		if (pda_test_hotpluggable(self->env.cpus[i]))
 			self->plug[self->nplug++] = self->env.cpus[i];
@@ -298,7 +307,8 @@ static void check(FIXTURE_DATA(mig) *self, enum flush fl, long r,
  * 0, or -1 (logged).
  */
 static int touch_and_flush(FIXTURE_DATA(mig) *self, enum flush fl, long r,
-			   int a, int b, enum tlb_mode mode)
+			   int a, int b, enum tlb_mode mode,
+			   struct tlb_paths *paths)
 {
 	struct tlb_env *e = &self->env;
 	int err = prepare(self, fl);
@@ -318,7 +328,9 @@ static int touch_and_flush(FIXTURE_DATA(mig) *self, enum flush fl, long r,
 	touch(self, fl, r);
 	if (tlb_before_flush(e, mode, a))
 		return -1;
+	tlb_flush_begin(paths);
 	err = flush(self, fl);
+	tlb_flush_end(paths);
 	if (err) {
 		tlb_fail(e, "%s: %s", flush_name[fl], strerror(-err));
 		return -1;
@@ -331,19 +343,19 @@ static void migrate(struct __test_metadata *_metadata,
 {
 	struct tlb_env *e = &self->env;
 	long rounds = tlb_rounds(ROUNDS_MIGRATE), r;
-	struct tlb_vmstat before, after;
+	struct tlb_paths paths;
 	uint64_t t0 = pda_test_now_ns();
 	int n = e->ncpus, k;
 	char when[96];
 
-	tlb_vmstat_read(&before);
+	tlb_paths_start(&paths, mode, 1);
 	for (r = 0; r < rounds && !tlb_failures(e); r++) {
 		enum flush fl = self->flush[r % self->nflush];
 		int a = e->cpus[r % n];
 		int b = e->cpus[(r + 1 + (r / n) % (n - 1)) % n];
 
 		e->round = r;
-		if (touch_and_flush(self, fl, r, a, b, mode))
+		if (touch_and_flush(self, fl, r, a, b, mode, &paths))
 			break;
 		if (tlb_move(e, b))
 			break;
@@ -359,13 +371,12 @@ static void migrate(struct __test_metadata *_metadata,
 			      "on another cpu after the flush");
 		}
 	}
-	tlb_vmstat_read(&after);
 	TH_LOG("%ld rounds, flush on cpu a then access on cpu b, %s, in %llu ms",
 	       r, tlb_mode_name(mode),
 	       (unsigned long long)(pda_test_now_ns() - t0) / 1000000);
 	TLB_EXPECT_NO_FAILURES(e);
-	TLB_VMSTAT_PRINT(mode == TLB_OCCUPIED ? "migrate" : "migrate, lazy",
-			 &before, &after);
+	TLB_PATHS_EXPECT(mode == TLB_OCCUPIED ? "migrate" : "migrate, lazy",
+			 &paths);
 	pda_stat("migrations", e->migrations);
 }
 
@@ -388,24 +399,24 @@ TEST_F_TIMEOUT(mig, same_cpu, TLB_TIMEOUT)
 {
 	struct tlb_env *e = &self->env;
 	long rounds = tlb_rounds(ROUNDS_SAME_CPU), r;
-	struct tlb_vmstat before, after;
+	struct tlb_paths paths;
 	uint64_t t0 = pda_test_now_ns();
 	int a = e->cpus[0];
 
-	tlb_vmstat_read(&before);
+	/* The mm runs on cpu a alone: nothing to catch up elsewhere. */
+	tlb_paths_start(&paths, TLB_OCCUPIED, 0);
 	for (r = 0; r < rounds && !tlb_failures(e); r++) {
 		enum flush fl = self->flush[r % self->nflush];
 
 		e->round = r;
-		if (touch_and_flush(self, fl, r, a, -1, TLB_OCCUPIED))
+		if (touch_and_flush(self, fl, r, a, -1, TLB_OCCUPIED, &paths))
 			break;
 		check(self, fl, r, "on the cpu that flushed");
 	}
-	tlb_vmstat_read(&after);
 	TH_LOG("%ld rounds, flush and access on cpu %d, in %llu ms", r, a,
 	       (unsigned long long)(pda_test_now_ns() - t0) / 1000000);
 	TLB_EXPECT_NO_FAILURES(e);
-	TLB_VMSTAT_PRINT("same_cpu", &before, &after);
+	TLB_PATHS_EXPECT("same_cpu", &paths);
 }
 
 TEST_F_TIMEOUT(mig, hotplug, TLB_TIMEOUT)
@@ -413,7 +424,7 @@ TEST_F_TIMEOUT(mig, hotplug, TLB_TIMEOUT)
 	struct tlb_env *e = &self->env;
 	long rounds = tlb_rounds(ROUNDS_HOTPLUG), r;
 	const char *no = pda_test_no_hotplug();
-	struct tlb_vmstat before, after;
+	struct tlb_paths paths;
 	uint64_t t0 = pda_test_now_ns();
 	unsigned long cycles = 0;
 	int err, now, i;
@@ -421,7 +432,7 @@ TEST_F_TIMEOUT(mig, hotplug, TLB_TIMEOUT)
 
 	if (no)
 		SKIP(return, "%s", no);
-	tlb_vmstat_read(&before);
+	tlb_paths_start(&paths, TLB_OCCUPIED, 1);
 	for (r = 0; r < rounds && !tlb_failures(e); r++) {
 		enum flush fl = self->flush[r % self->nflush];
 		int a = self->plug[r % self->nplug], b = -1;
@@ -432,7 +443,7 @@ TEST_F_TIMEOUT(mig, hotplug, TLB_TIMEOUT)
 				break;
 			}
 		e->round = r;
-		if (touch_and_flush(self, fl, r, a, b, TLB_OCCUPIED))
+		if (touch_and_flush(self, fl, r, a, b, TLB_OCCUPIED, &paths))
 			break;
 
 		/* Offline the CPU we are on: the kernel moves us. */
@@ -467,12 +478,11 @@ TEST_F_TIMEOUT(mig, hotplug, TLB_TIMEOUT)
 			break;
 		check(self, fl, r, "on another cpu after the hotplug cycle");
 	}
-	tlb_vmstat_read(&after);
 	TH_LOG("%ld rounds, %lu offline/online cycles of the flushing cpu, in %llu ms",
 	       r, cycles,
 	       (unsigned long long)(pda_test_now_ns() - t0) / 1000000);
 	TLB_EXPECT_NO_FAILURES(e);
-	TLB_VMSTAT_PRINT("hotplug", &before, &after);
+	TLB_PATHS_EXPECT("hotplug", &paths);
 	pda_stat("hotplug_cycles", cycles);
 }
 

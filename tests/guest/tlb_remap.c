@@ -26,7 +26,11 @@
  * Each runs twice: munmap_map (munmap, then mmap(MAP_FIXED_NOREPLACE))
  * and map_fixed (mmap(MAP_FIXED) over the live mapping).  The file is a
  * memfd, else a file in /dev/shm or /tmp; with none of them the program
- * skips.  The /proc/vmstat tlbi_* counters are printed.  pda.scale=N
+ * skips.  The /proc/vmstat tlbi_* counters, read around each remap of
+ * the occupied and lazy cases, must show it local (or skipped) when the
+ * kernel was booted with tlbi_local=on and the remapping thread ran
+ * alone in its mm, with catch-up flushes after, broadcast when the other
+ * CPUs held the mm, and never local without tlbi_local=on.  pda.scale=N
  * multiplies the rounds.
  */
 #define _GNU_SOURCE
@@ -246,11 +250,11 @@ static void occupied(struct __test_metadata *_metadata,
 	struct job j = {
 		.env = e, .addr = self->addr, .only_cpu = only_cpu,
 	};
-	struct tlb_vmstat before, after;
+	struct tlb_paths paths;
 	uint64_t t0 = pda_test_now_ns();
 	int err;
 
-	tlb_vmstat_read(&before);
+	tlb_paths_start(&paths, mode, only_cpu < 0);
 	for (r = 0; r < rounds && !tlb_failures(e); r++) {
 		int f = only_cpu >= 0 ? only_cpu : e->cpus[r % e->ncpus];
 
@@ -265,7 +269,9 @@ static void occupied(struct __test_metadata *_metadata,
 		if (tlb_before_flush(e, mode, f))
 			break;
 		j.page = (r + 1) % NFILEPAGES;
+		tlb_flush_begin(&paths);
 		err = remap(self, variant, j.page);
+		tlb_flush_end(&paths);
 		ASSERT_EQ(0, err) {
 			TH_LOG("round %ld: %s of file page %d at %p: %s", r,
 			       variant->how, j.page, self->addr,
@@ -275,13 +281,12 @@ static void occupied(struct __test_metadata *_metadata,
 		check_page(&j, j.page, "after the remap returned");
 		tlb_run(e, nworkers, occupied_job, &j);
 	}
-	tlb_vmstat_read(&after);
 	TH_LOG("%ld rounds, %d workers, %s, in %llu ms", r, nworkers,
 	       tlb_mode_name(mode),
 	       (unsigned long long)(pda_test_now_ns() - t0) / 1000000);
 	TLB_EXPECT_NO_FAILURES(e);
-	TLB_VMSTAT_PRINT(mode == TLB_OCCUPIED ? "occupied remap" :
-			 "lazy remap", &before, &after);
+	TLB_PATHS_EXPECT(mode == TLB_OCCUPIED ? "occupied remap" :
+			 "lazy remap", &paths);
 	pda_stat("migrations", e->migrations);
 }
 

@@ -10,8 +10,9 @@
  *   online CPUs: the first read through %gs after the move names B.
  * - arch_prctl_get_gs: ARCH_GET_GS is this CPU's base, cpu << 6.
  * - ptrace_gs_base: a stopped tracee's PTRACE_PEEKUSER gs_base is the
- *   base of the CPU /proc says it is on (task_cpu()), also right after a
- *   PTRACE_POKEUSER of another base and after its affinity moved it
+ *   base the tracee itself read with ARCH_GET_GS, pinned, before it
+ *   stopped (checked against what it read through %gs), also right after
+ *   a PTRACE_POKEUSER of another base and after its affinity moved it
  *   elsewhere; the tracee, moved to another CPU while stopped, reads that
  *   CPU's number when it resumes, not through the poked base.
  * - wrgsbase_until_switch (FSGSBASE only): a base written with WRGSBASE
@@ -125,6 +126,8 @@ TEST_F(base, migrate_each_pair)
 {
 	int a, b, bad = 0, pairs = 0;
 
+	if (self->n < 2)
+		SKIP(return, "one CPU: no pair to move between");
 	for (a = 0; a < self->n; a++) {
 		for (b = 0; b < self->n; b++) {
 			int first, sched;
@@ -162,11 +165,18 @@ TEST_F(base, arch_prctl_get_gs)
 	}
 }
 
-/* The tracee: stop, then report what %gs reads where it resumed. */
+/*
+ * The tracee: report its own view of %gs (what it reads through it, its
+ * ARCH_GET_GS base), stop, then report what %gs reads where it resumed.
+ */
 static void tracee(int fd)
 {
-	int cpu;
+	unsigned long base = get_gs_base();
+	int cpu = pda_cpu_raw();
 
+	if (write(fd, &cpu, sizeof(cpu)) != sizeof(cpu) ||
+	    write(fd, &base, sizeof(base)) != sizeof(base))
+		_exit(3);
 	if (ptrace(PTRACE_TRACEME, 0, 0, 0))
 		_exit(2);
 	raise(SIGSTOP);
@@ -183,8 +193,8 @@ TEST_F(base, ptrace_gs_base)
 {
 	/* Stopped on the last CPU, so the base it reports is not 0. */
 	int from = self->cpus[self->n - 1], to = self->cpus[0];
-	int fds[2], status, seg, sched, on;
-	unsigned long base, sel;
+	int fds[2], status, seg, sched, own_seg;
+	unsigned long base, sel, own_base;
 	pid_t pid;
 
 	ASSERT_EQ(0, pipe(fds));
@@ -196,8 +206,16 @@ TEST_F(base, ptrace_gs_base)
 		tracee(fds[1]);
 	}
 	close(fds[1]);
+	ASSERT_EQ(sizeof(own_seg), read(fds[0], &own_seg, sizeof(own_seg)));
+	ASSERT_EQ(sizeof(own_base),
+		  read(fds[0], &own_base, sizeof(own_base)));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFSTOPPED(status));
+	/* Pinned to @from before it stopped: its own reads say so. */
+	TH_LOG("tracee before its stop: %%gs reads %d, ARCH_GET_GS %#lx",
+	       own_seg, own_base);
+	EXPECT_EQ(from, own_seg);
+	EXPECT_EQ((unsigned long)from << PDA_USER_SHIFT, own_base);
 
 	errno = 0;
 	sel = ptrace(PTRACE_PEEKUSER, pid,
@@ -207,16 +225,15 @@ TEST_F(base, ptrace_gs_base)
 	base = ptrace(PTRACE_PEEKUSER, pid,
 		      offsetof(struct user_regs_struct, gs_base), 0);
 	ASSERT_EQ(0, errno);
-	on = proc_cpu(pid);
-	TH_LOG("stopped on CPU %d: gs %#lx gs_base %#lx", on, sel, base);
-	ASSERT_LE(0, on);
-	EXPECT_EQ((unsigned long)on << PDA_USER_SHIFT, base);
+	TH_LOG("stopped: gs %#lx gs_base %#lx (/proc says CPU %d)", sel,
+	       base, proc_cpu(pid));
+	EXPECT_EQ(own_base, base);
 
 	/*
-	 * Moved while stopped, and given another base: the base stays
-	 * task_cpu()'s, which a stopped task keeps until it is woken, and
-	 * the poked one is never used: it resumes on @to and must read @to
-	 * (63 through the poked base).
+	 * Moved while stopped, and given another base: the base stays the
+	 * one of the CPU it stopped on, which a stopped task keeps until it
+	 * is woken, and the poked one is never used: it resumes on @to and
+	 * must read @to (63 through the poked base).
 	 */
 	ASSERT_EQ(0, pin_pid(pid, to));
 	ASSERT_EQ(0, ptrace(PTRACE_POKEUSER, pid,
@@ -225,11 +242,9 @@ TEST_F(base, ptrace_gs_base)
 	base = ptrace(PTRACE_PEEKUSER, pid,
 		      offsetof(struct user_regs_struct, gs_base), 0);
 	ASSERT_EQ(0, errno);
-	on = proc_cpu(pid);
-	TH_LOG("pinned to %d and poked %#lx: /proc says CPU %d, gs_base %#lx",
-	       to, FOREIGN_BASE, on, base);
-	ASSERT_LE(0, on);
-	EXPECT_EQ((unsigned long)on << PDA_USER_SHIFT, base);
+	TH_LOG("pinned to %d and poked %#lx: gs_base %#lx (/proc says CPU %d)",
+	       to, FOREIGN_BASE, base, proc_cpu(pid));
+	EXPECT_EQ(own_base, base);
 	ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, 0, 0));
 	ASSERT_EQ(sizeof(seg), read(fds[0], &seg, sizeof(seg)));
 	ASSERT_EQ(sizeof(sched), read(fds[0], &sched, sizeof(sched)));

@@ -155,20 +155,29 @@ static void *child_fs(void *arg)
 	return NULL;
 }
 
-/* clone() copies the registers: a thread started afterwards has %fs. */
+/*
+ * clone() copies the registers: a thread started afterwards has %fs, and
+ * reads the CPU it is pinned to (it inherits the affinity).
+ */
 TEST(thread_inherits_fs)
 {
+	int cpus[CPU_SETSIZE], n, cpu;
 	pthread_t t;
 	int out[3];
 
+	n = pda_test_online(cpus, CPU_SETSIZE);
+	ASSERT_LT(0, n);
+	cpu = cpus[n - 1];
 	ASSERT_EQ(0, pda_init_thread());
+	ASSERT_EQ(0, pda_test_pin(cpu));
 	ASSERT_EQ(0, pthread_create(&t, NULL, child_fs, out));
 	ASSERT_EQ(0, pthread_join(t, NULL));
+	pda_test_unpin();
+	TH_LOG("pinned to %d: the thread's %%fs %#x read %d, sched_getcpu %d",
+	       cpu, out[0], out[1], out[2]);
 	EXPECT_EQ(PDA_USER_SELECTOR, out[0]);
-	/* Unpinned: it may have moved between the two reads, rarely. */
-	if (out[1] != out[2])
-		TH_LOG("thread read %d, sched_getcpu %d (migrated?)",
-		       out[1], out[2]);
+	EXPECT_EQ(cpu, out[2]);
+	EXPECT_EQ(cpu, out[1]);
 }
 
 /*
@@ -177,7 +186,7 @@ TEST(thread_inherits_fs)
  */
 TEST(fallback_when_fs_busy)
 {
-	int cpus[CPU_SETSIZE], n, i, r, bad = 0, method, gcc;
+	int cpus[CPU_SETSIZE], n, i, r, bad = 0, method, gcc, gcc_errno;
 	int32_t *cache = NULL;
 
 	n = pda_test_online(cpus, CPU_SETSIZE);
@@ -198,12 +207,20 @@ TEST(fallback_when_fs_busy)
 		}
 	}
 	method = pda_cpu_method();
-	/* getcpu_cache(2) may not be in this kernel yet: rseq is next. */
+	/*
+	 * getcpu_cache(2) first where the kernel has it; only a kernel
+	 * without it (ENOSYS) leaves rseq next.
+	 */
 	gcc = pda_getcpu_cache(PDA_GETCPU_CACHE_GET, &cache, 0);
+	gcc_errno = errno;
 	TH_LOG("fallback method: %s (getcpu_cache GET: %s)",
-	       pda_cpu_method_name(method), gcc ? strerror(errno) : "ok");
-	EXPECT_TRUE(method == PDA_METHOD_GETCPU_CACHE ||
-		    method == PDA_METHOD_RSEQ);
+	       pda_cpu_method_name(method), gcc ? strerror(gcc_errno) : "ok");
+	if (gcc) {
+		EXPECT_EQ(ENOSYS, gcc_errno);
+		EXPECT_EQ(PDA_METHOD_RSEQ, method);
+	} else {
+		EXPECT_EQ(PDA_METHOD_GETCPU_CACHE, method);
+	}
 	EXPECT_EQ(USER_DS, pda_read_seg());	/* the library left it alone */
 	EXPECT_EQ(0, bad);
 	pda_test_unpin();

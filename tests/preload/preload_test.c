@@ -11,8 +11,11 @@
  * alone) with syscall(SYS_getcpu).
  *
  * - method: prints "# method: M", how the library answers in the main
- *   thread (its pda_getcpu_method(), found with dlsym(RTLD_DEFAULT);
- *   "none" without the library); fails if PDA_EXPECT_METHOD says otherwise.
+ *   thread (its pda_getcpu_method(), found with dlsym(RTLD_DEFAULT) when
+ *   the program starts; "none" without the library); fails if
+ *   PDA_EXPECT_METHOD says otherwise.  Every check below also checks the
+ *   method, in each thread, child and signal handler: a right answer
+ *   through a fallback would hide a broken library.
  * - pinned_each_cpu: on each CPU in turn.
  * - migration_storm: threads re-pin themselves to random CPUs.
  * - fork_child: a child forked after the calls were used, on each CPU,
@@ -81,10 +84,29 @@ static const struct calls global_calls = { sched_getcpu, getcpu };
 /* The CPUs the process may run on. */
 static int cpus[CPU_SETSIZE], ncpus;
 
+/*
+ * How the library must answer (PDA_EXPECT_METHOD), checked after every
+ * answer: a silent fallback to rseq or the system call would still be
+ * right.  A thread whose selector is someone else's expects no method
+ * in particular (NULL), only not the segment.
+ */
+static const char *expect_method;
+static __thread int expect_any;
+static const char *(*method_fn)(void);
+
+static const char *library_method(void)
+{
+	return method_fn ? method_fn() : "none";
+}
+
 __attribute__((constructor)) static void load_cpus(void)
 {
 	cpu_set_t set;
 	int cpu;
+
+	expect_method = getenv("PDA_EXPECT_METHOD");
+	method_fn = (const char *(*)(void))dlsym(RTLD_DEFAULT,
+						 "pda_getcpu_method");
 
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return;
@@ -138,6 +160,12 @@ static int check_on(int cpu, const struct calls *c, char *why)
 			 cpu, sys_node, got_cpu, got_node);
 		return -1;
 	}
+	if (expect_method && !expect_any &&
+	    strcmp(library_method(), expect_method)) {
+		snprintf(why, WHY_LEN, "on CPU %d: right, but through %s, not %s",
+			 cpu, library_method(), expect_method);
+		return -1;
+	}
 	return 0;
 }
 
@@ -179,14 +207,6 @@ static void *storm_thread(void *arg)
 	return NULL;
 }
 
-static const char *library_method(void)
-{
-	const char *(*method)(void);
-
-	method = (const char *(*)(void))dlsym(RTLD_DEFAULT,
-					      "pda_getcpu_method");
-	return method ? method() : "none";
-}
 
 TEST(method)
 {
@@ -318,6 +338,8 @@ static void on_usr1(int sig)
 	if (syscall(SYS_getcpu, &sys, NULL, NULL) ||
 	    sched_getcpu() != (int)sys)
 		sig_bad++;
+	else if (expect_method && strcmp(library_method(), expect_method))
+		sig_bad++;
 	sig_calls++;
 	errno = saved_errno;
 }
@@ -408,6 +430,7 @@ static void *foreign_thread(void *arg)
 	uint32_t *buf;
 	int i;
 
+	expect_any = 1;
 	/* A descriptor base has 32 bits. */
 	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS

@@ -9,8 +9,9 @@
  * flushes with a local TLBI (or none) and leaves every other CPU to flush
  * the ASID before the mm runs there again ("catch-up"); a kernel without
  * it broadcasts.  Either way the accesses after the flush must see the new
- * state, which is all the tests assert; the /proc/vmstat tlbi_* counters
- * only show which path ran.
+ * state; the /proc/vmstat tlbi_* counters show which path each of the
+ * test's flushes took, and TLB_PATHS_EXPECT() holds it to the one the
+ * mode calls for.
  *
  * A CPU stops counting an mm only when it switches to another process's
  * mm (an idle CPU keeps the last one, lazily), so blocking the test's
@@ -28,9 +29,10 @@
  *   SIGBUS caught with sigsetjmp/siglongjmp, fault address recorded;
  * - tlb_run(), tlb_wait_counts(): jobs on the workers, and the waits of
  *   the concurrent phases;
- * - tlb_vmstat_read(), TLB_VMSTAT_PRINT() and TLB_VMSTAT_EXPECT_LOCAL():
- *   the tlbi_broadcast/local/skipped/catchup counters, and the check that
- *   an occupied phase took the local path where the kernel has one;
+ * - tlb_vmstat_read(), TLB_VMSTAT_PRINT(), struct tlb_paths and
+ *   TLB_PATHS_EXPECT(): the tlbi_broadcast/local/skipped/catchup
+ *   counters, and the checks that the test's own flushes took the path
+ *   the mode and tlbi_local call for;
  * - a shared-memory file for the remap tests (memfd, /dev/shm, /tmp) and
  *   the MADV_DONTNEED probe.
  *
@@ -828,6 +830,12 @@ static inline void tlb_vmstat_read(struct tlb_vmstat *s)
 	int fd, k;
 
 	memset(s, 0, sizeof(*s));
+	/*
+	 * After a fork() the buffer is copy-on-write: break that before the
+	 * counters are read, or the read's own fault would be counted as a
+	 * flush of the test's (tlb_flush_begin() and _end()).
+	 */
+	memset(buf, 0, sizeof(buf));
 	fd = open(TLB_VMSTAT_PATH, O_RDONLY);
 	if (fd < 0)
 		return;
@@ -911,37 +919,127 @@ static inline unsigned long long tlb_vm_delta(const struct tlb_vmstat *a,
 	} while (0)
 
 /*
- * Prints the growth, and where the kernel has the counters: booted
- * without tlbi_local=on, asserts that no flush of @what was local or
- * skipped; booted with it, that some flush of @what was local or skipped: the occupied phases make the flusher's CPU the only one
- * holding the mm, so a kernel with the option must take that path at
- * least once, and a test that never got it there proved nothing about it.
- * A kernel that turned the path off by itself (CnP, say) fails here on
- * purpose, quoting its "tlbi_local:" boot message.
+ * The path the test's own flushes took in one phase.  Each flush the test
+ * makes with the other CPUs set up as @mode says is counted, and the
+ * counters are read right before and after it, so that what others flush
+ * meanwhile (the occupiers' forks, the kernel's own) is not credited to
+ * it; catch-up comes later, when the mm runs again elsewhere, so it is
+ * counted over the whole phase.
  */
-#define TLB_VMSTAT_EXPECT_LOCAL(what, a, b)				\
+struct tlb_paths {
+	enum tlb_mode mode;
+	int catchup_due;	/* the mm runs on other CPUs after a flush */
+	long flushes;
+	int missing;		/* some read lacked the counters */
+	unsigned long long during[TLB_VM_NR];
+	struct tlb_vmstat start, flush_start;
+};
+
+static inline void tlb_paths_start(struct tlb_paths *p, enum tlb_mode mode,
+				   int catchup_due)
+{
+	memset(p, 0, sizeof(*p));
+	p->mode = mode;
+	p->catchup_due = catchup_due;
+	tlb_vmstat_read(&p->start);
+}
+
+/* Around each flush the test makes: before it, */
+static inline void tlb_flush_begin(struct tlb_paths *p)
+{
+	tlb_vmstat_read(&p->flush_start);
+}
+
+/* and after it. */
+static inline void tlb_flush_end(struct tlb_paths *p)
+{
+	struct tlb_vmstat now;
+	int k;
+
+	tlb_vmstat_read(&now);
+	p->flushes++;
+	if (p->flush_start.present != TLB_VM_NR || now.present != TLB_VM_NR) {
+		p->missing = 1;
+		return;
+	}
+	for (k = 0; k < TLB_VM_NR; k++)
+		p->during[k] += tlb_vm_delta(&p->flush_start, &now, k);
+}
+
+/*
+ * Prints the phase's mode, flushes and counters, and asserts the path
+ * they took.  Booted without tlbi_local=on: no flush local or skipped.
+ * With it, occupied (the flusher's CPU the only one holding the mm):
+ * every flush local or skipped, and catch-up where the mm ran elsewhere
+ * afterwards; lazy (the other CPUs idle, still holding it): every flush
+ * broadcast.  On arm64 the counters must exist: a kernel that lacks them
+ * would pass every check unseen.  A kernel that turned the local path off
+ * by itself (CnP, say) fails on purpose, quoting its "tlbi_local:" boot
+ * message.
+ */
+#define TLB_PATHS_EXPECT(what, p)					\
 	do {								\
-		TLB_VMSTAT_PRINT(what, a, b);				\
-		if ((a)->present != TLB_VM_NR ||			\
-		    (b)->present != TLB_VM_NR)				\
+		struct tlb_vmstat __end;				\
+		unsigned long long __lo, __all_lo, __cu;		\
+		char __says[160];					\
+									\
+		tlb_vmstat_read(&__end);				\
+		TH_LOG("%s: mode: %s; %ld flushes of the test's, tlbi_local=%s", \
+		       what, tlb_mode_name((p)->mode), (p)->flushes,	\
+		       tlb_local_on() ? "on" : "off");			\
+		TLB_VMSTAT_PRINT(what, &(p)->start, &__end);		\
+		if ((p)->missing || (p)->start.present != TLB_VM_NR ||	\
+		    __end.present != TLB_VM_NR) {			\
+			TLB_EXPECT_COUNTERS(what);			\
 			break;						\
+		}							\
+		TH_LOG("%s: during the test's flushes: tlbi_broadcast +%llu tlbi_local +%llu tlbi_skipped +%llu", \
+		       what, (p)->during[TLB_VM_BCAST],			\
+		       (p)->during[TLB_VM_LOCAL],			\
+		       (p)->during[TLB_VM_SKIPPED]);			\
+		__lo = (p)->during[TLB_VM_LOCAL] +			\
+		       (p)->during[TLB_VM_SKIPPED];			\
+		__all_lo = tlb_vm_delta(&(p)->start, &__end, TLB_VM_LOCAL) + \
+			   tlb_vm_delta(&(p)->start, &__end, TLB_VM_SKIPPED); \
+		__cu = tlb_vm_delta(&(p)->start, &__end, TLB_VM_CATCHUP); \
 		if (!tlb_local_on()) {					\
-			EXPECT_EQ(0ULL, tlb_vm_delta(a, b, TLB_VM_LOCAL) + \
-				  tlb_vm_delta(a, b, TLB_VM_SKIPPED)) {	\
+			EXPECT_EQ(0ULL, __all_lo) {			\
 				TH_LOG("%s: booted without tlbi_local=on, yet flushes were local or skipped", \
 				       what);				\
 			}						\
 			break;						\
 		}							\
-		EXPECT_LT(0ULL, tlb_vm_delta(a, b, TLB_VM_LOCAL) +	\
-			  tlb_vm_delta(a, b, TLB_VM_SKIPPED)) {	\
-			char __says[160];				\
-									\
-			TH_LOG("%s: no local or skipped flush although the flusher ran alone; the kernel logged: %s", \
+		if ((p)->mode == TLB_LAZY) {				\
+			EXPECT_LE((unsigned long long)(p)->flushes,	\
+				  (p)->during[TLB_VM_BCAST]) {		\
+				TH_LOG("%s: fewer broadcasts than flushes while the other CPUs held the mm", \
+				       what);				\
+			}						\
+			break;						\
+		}							\
+		EXPECT_LE((unsigned long long)(p)->flushes, __lo) {	\
+			TH_LOG("%s: a flush was not local although the flusher ran alone; the kernel logged: %s", \
 			       what, tlb_kernel_says(__says,		\
 						     sizeof(__says)));	\
 		}							\
+		if ((p)->catchup_due && (p)->flushes) {			\
+			EXPECT_LT(0ULL, __cu) {				\
+				TH_LOG("%s: no catch-up flush although the mm ran on other CPUs after local flushes", \
+				       what);				\
+			}						\
+		}							\
 	} while (0)
+
+/* No counters: a failure on arm64, where the kernel must have them. */
+#ifdef __aarch64__
+#define TLB_EXPECT_COUNTERS(what)					\
+	EXPECT_TRUE(0) {						\
+		TH_LOG("%s: no tlbi_* counters in /proc/vmstat: an arm64 kernel without CONFIG_ARM64_TLBI_LOCAL or VM_EVENT_COUNTERS", \
+		       what);						\
+	}
+#else
+#define TLB_EXPECT_COUNTERS(what)	do { } while (0)
+#endif
 
 /* ------------------------------------------------ files and madvise */
 
@@ -1006,31 +1104,31 @@ static inline void tlb_unmap_guarded(void *mid, size_t page)
 }
 
 /*
- * Does madvise(MADV_DONTNEED) work?  NULL, or why not (ENOSYS: a kernel
- * without CONFIG_ADVISE_SYSCALLS, as tinyconfig builds it).
+ * Does madvise(MADV_DONTNEED) work?  0 if so; 1, with why in @why, if the
+ * kernel has no madvise() (ENOSYS: CONFIG_ADVISE_SYSCALLS=n, as tinyconfig
+ * builds it), a skip; -1, with why, if it failed any other way: a bug.
  */
-static inline const char *tlb_no_dontneed(void)
+static inline int tlb_dontneed_missing(char *why, size_t len)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
-	static char why[128];
+	int ret = 0;
 	char *p;
-	int ret;
 
 	p = mmap(NULL, page, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
-		snprintf(why, sizeof(why), "mmap: %s", strerror(errno));
-		return why;
+		snprintf(why, len, "mmap: %s", strerror(errno));
+		return -1;
 	}
 	p[0] = 1;
-	ret = madvise(p, page, MADV_DONTNEED);
-	if (ret)
-		snprintf(why, sizeof(why),
-			 errno == ENOSYS ?
+	if (madvise(p, page, MADV_DONTNEED)) {
+		ret = errno == ENOSYS ? 1 : -1;
+		snprintf(why, len, ret > 0 ?
 			 "madvise: %s: kernel lacks CONFIG_ADVISE_SYSCALLS" :
 			 "madvise(MADV_DONTNEED): %s", strerror(errno));
+	}
 	munmap(p, page);
-	return ret ? why : NULL;
+	return ret;
 }
 
 /* The scale of the run: rounds at pda.scale=1 times N. */

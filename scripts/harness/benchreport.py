@@ -490,7 +490,7 @@ def report_md(variants, host, series_opts, minutes, partial, timings,
                        "exit do no segment-register work; the rows above are "
                        "the UP NOSEG comparison.")
         else:
-            out.append(f"`{NOSEG}` is not in this series yet (issue 5): the "
+            out.append(f"`{NOSEG}` is not in this series yet: the "
                        f"`{t}` rows compare mainline with the rest of the "
                        "series only.")
     out += ["", "## Context switch and migration (guest instructions)", "",
@@ -506,7 +506,7 @@ def report_md(variants, host, series_opts, minutes, partial, timings,
             "smaller than that on those rows is not the series' cost; the "
             "one-CPU rows move by a few instructions.", ""]
     if not any(p["config"].get(GETCPU_CACHE) == "y" for _, _, p in prs):
-        out += [f"`{GETCPU_CACHE}` is in no PDA build of this run (issue 6): "
+        out += [f"`{GETCPU_CACHE}` is in no PDA build of this run: "
                 "its rows are n/a.", ""]
     out += ["## CPU-number methods", "",
             "### In the guests (instructions per read, segbench under "

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """make bench, the segment census: how many segment-register operations
-each kernel path performs, mainline against PDA (issue 17).
+each kernel path performs, mainline against PDA.
 
 Kernels: make bench's own (`mainline-<target>` and `bench-<target>`,
 configs/bench.config on top of each target's fragments), on i386-smp,

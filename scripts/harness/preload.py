@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The preload library in the guests (issue 18): libpda-getcpu.so and
+"""The preload library in the guests: libpda-getcpu.so and
 tests/preload/preload_test, a dynamically linked program, with the
 dynamic loader and the libraries they link, taken from the distribution's
 packages (libc6-i386, libc6 and the -cross ones), at the paths their

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make bench, the preload library (issue 18): what one sched_getcpu()
+"""make bench, the preload library: what one sched_getcpu()
 costs an unmodified dynamically linked program, real (glibc's rseq on,
 and off) against libpda-getcpu.so preloaded, and the system call itself.
 

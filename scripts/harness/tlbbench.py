@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """make bench, arm64: what CONFIG_ARM64_TLBI_LOCAL (patch 0011) changes.
 
-Figures, not assertions (issue 16).  Three kernels, all tinyconfig plus
+Figures, not assertions.  Three kernels, all tinyconfig plus
 the arm64 target's fragments plus configs/bench.config:
 
   mainline-arm64      the pristine 6.12 tree

@@ -3,7 +3,7 @@
  * tlb_bench: the guest half of make bench's arm64 TLB section
  * (scripts/harness/tlbbench.py), for CONFIG_ARM64_TLBI_LOCAL (patch 0011).
  *
- * It measures the workloads of issue 16, each as R repetitions (after one
+ * It measures these workloads, each as R repetitions (after one
  * warm-up) of a fixed amount of work:
  *
  *	mprotect	one process per CPU, each pinned to its CPU, each

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Per-CPU counter (issue 4): T threads x M increments, each one
+ * Per-CPU counter: T threads x M increments, each one
  * "addl $1, %fs:counters", while the threads migrate: a third re-pin
  * themselves to random CPUs every thousand increments or so, the others run
  * unpinned, oversubscribed 3:1, and half of those yield now and then.

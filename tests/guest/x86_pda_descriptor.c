@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The user per-CPU segment as user space sees it (issue 4, "Descriptor"):
+ * The user per-CPU segment as user space sees it:
  *
  * - AT_HWCAP2 has HWCAP2_PDA_USER_SEG;
  * - verr, verw, lar and lsl of selector 0xeb show a present, DPL-3,

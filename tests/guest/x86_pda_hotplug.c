@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * CPU hotplug (issue 4): every hotpluggable CPU is taken offline and
+ * CPU hotplug: every hotpluggable CPU is taken offline and
  * brought back, several times, through /sys/devices/system/cpu/cpuN/online,
  * while reader threads (2 per CPU) pin themselves to random CPUs and
  * check the segment read against sched_getcpu() and the CPU they pinned

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Migration storm (issue 4): 4 threads per online CPU re-pin themselves
+ * Migration storm: 4 threads per online CPU re-pin themselves
  * to random CPUs, as fast as they can.  Inside every pinned window, i.e.
  * from the moment sched_setaffinity() returns, every read of the CPU
  * number through the segment must equal sched_getcpu() and the CPU the

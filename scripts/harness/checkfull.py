@@ -21,14 +21,26 @@ from .targets import CHECK_ORDER, TARGETS
 # rseq tests) run in the other parts only.
 STRESS = ("x86_pda_migration_storm", "getcpu_cache_migration",
           "hotplug_churn", "x86_pda_hotplug")
-FUZZ = ("x86_seg_fuzz", "getcpu_cache_fuzz")
+# The segment selector fuzzers, one program each (lib/seg_fuzz.h).
+SEG_FUZZ = ("x86_seg_fuzz_mov", "x86_seg_fuzz_sigreturn",
+            "x86_seg_fuzz_ptrace", "x86_seg_fuzz_ldt_tls")
+FUZZ = SEG_FUZZ + ("getcpu_cache_fuzz",)
 TLB = ("tlb_mprotect", "tlb_madv_dontneed", "tlb_remap", "tlb_fork_cow",
        "tlb_migrate", "tlb_exec_exit")
+
+
+def seg_fuzz(scale):
+    """The SEG_FUZZ programs at one @scale: each reads its own
+    pda.scale.PROGRAM, and the four together run every segment fuzzer at
+    @scale times its make check size."""
+    return dict.fromkeys(SEG_FUZZ, scale)
+
+
 # kind: (stress scale, {program: its scale}, the TLB tests' scale)
 SOAK = {
-    "i386-smp": (6, {"x86_seg_fuzz": 10, "getcpu_cache_fuzz": 50}, 0),
-    "i386-up": (8, {"x86_seg_fuzz": 5, "getcpu_cache_fuzz": 50}, 0),
-    "x86_64": (5, {"x86_seg_fuzz": 10, "getcpu_cache_fuzz": 50,
+    "i386-smp": (6, {**seg_fuzz(10), "getcpu_cache_fuzz": 50}, 0),
+    "i386-up": (8, {**seg_fuzz(5), "getcpu_cache_fuzz": 50}, 0),
+    "x86_64": (5, {**seg_fuzz(10), "getcpu_cache_fuzz": 50,
                    "getcpu_cache_fuzz_64": 50, "x86_64_gs_fuzz_64": 20}, 0),
     "x86_64-nofsgsbase": (2, {"x86_64_gs_fuzz_64": 20}, 0),
     "arm": (25, {"getcpu_cache_fuzz": 20}, 0),

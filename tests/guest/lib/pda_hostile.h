@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared code for x86_pda_lifecycle.c and x86_pda_hostile.c: the PDA user
+ * Shared code of the 32-bit x86 tests (x86_pda_lifecycle.c,
+ * x86_pda_hostile*.c, x86_user_fs.c, x86_seg_fuzz_*.c): the PDA user
  * segment (selector 0xeb, base = cpu << 6) driven with inline asm only,
  * next to an ordinary set_thread_area() TLS descriptor for comparison.
  *

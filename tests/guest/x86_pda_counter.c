@@ -20,11 +20,11 @@
  * - unfilled_table: with 0xeb in %fs but the shared CPU table never
  *   filled (%fs loaded by someone else, or inherited by a thread),
  *   pda_cpu() still returns the right CPU, pinned to each in turn.
- * - mode.mixed_locked: the process mode was decided PDA_MODE_LOCKED (first
+ * - mode.locked.mixed: the process mode was decided PDA_MODE_LOCKED (first
  *   use from a thread whose %fs is busy); threads with the segment and
  *   threads with %fs busy then all add with locked atomics, migrating
  *   freely, and the sum is exactly T x M.
- * - mode.mixed_segment: in PDA_MODE_SEGMENT a thread whose %fs is busy gets
+ * - mode.segment.mixed: in PDA_MODE_SEGMENT a thread whose %fs is busy gets
  *   EBUSY from pda_slot_add() and adds nothing, the others add through
  *   %fs, and the sum is exactly theirs.
  */
@@ -374,9 +374,25 @@ static int run_mixed(struct mixed *w, int nthreads, const int *cpus, int n)
 	return 0;
 }
 
-/* No state: a fixture only for TEST_F_TIMEOUT. */
+/* No state: a fixture for its two variants and TEST_F_TIMEOUT. */
 FIXTURE(mode) {
 	int unused;
+};
+
+/* The mode the process decides on before the mixed threads start. */
+FIXTURE_VARIANT(mode) {
+	int mode;
+	const char *name;
+};
+
+FIXTURE_VARIANT_ADD(mode, locked) {
+	.mode = PDA_MODE_LOCKED,
+	.name = "PDA_MODE_LOCKED",
+};
+
+FIXTURE_VARIANT_ADD(mode, segment) {
+	.mode = PDA_MODE_SEGMENT,
+	.name = "PDA_MODE_SEGMENT",
 };
 
 FIXTURE_SETUP(mode)
@@ -387,74 +403,55 @@ FIXTURE_TEARDOWN(mode)
 {
 }
 
-TEST_F_TIMEOUT(mode, mixed_locked, 280)
+TEST_F_TIMEOUT(mode, mixed, 280)
 {
-	int cpus[CPU_SETSIZE], n, i, nthreads;
+	int segment = variant->mode == PDA_MODE_SEGMENT;
+	int cpus[CPU_SETSIZE], n, i, nthreads, refused;
 	struct mixed w[16];
 	uint64_t sum, added = 0;
 
 	n = pda_test_online(cpus, CPU_SETSIZE);
 	ASSERT_LT(0, n);
 	nthreads = 2 * n > 16 ? 16 : 2 * n;
-	/* The first use comes from a thread whose %fs is someone else's. */
-	pda_test_load_seg(USER_DS);
-	ASSERT_EQ(PDA_MODE_LOCKED, pda_mode());
-	pda_test_load_seg(0);
+	if (segment) {
+		ASSERT_EQ(0, pda_init_thread());
+	} else {
+		/* The first use comes from a thread whose %fs is someone else's. */
+		pda_test_load_seg(USER_DS);
+	}
+	ASSERT_EQ(variant->mode, pda_mode());
+	if (!segment)
+		pda_test_load_seg(0);
 	errno = 0;
-	ASSERT_EQ(-1, pda_set_mode(PDA_MODE_SEGMENT));
+	ASSERT_EQ(-1, pda_set_mode(segment ? PDA_MODE_LOCKED :
+				   PDA_MODE_SEGMENT));
 	ASSERT_EQ(EBUSY, errno);
 	ASSERT_EQ(0, run_mixed(w, nthreads, cpus, n));
 	for (i = 0; i < nthreads; i++) {
+		/* In PDA_MODE_SEGMENT a thread whose %fs is busy adds nothing. */
+		refused = segment && w[i].busy;
 		TH_LOG("thread %d (%s): init %d (%s), %u added, %u refused, %u errors, via %s",
 		       i, w[i].busy ? "fs busy" : "segment", w[i].init_ret,
 		       w[i].init_ret ? strerror(w[i].init_errno) : "ok",
 		       w[i].added, w[i].refused, w[i].other_err,
 		       pda_cpu_method_name(w[i].method));
 		EXPECT_EQ(w[i].busy ? -1 : 0, w[i].init_ret);
-		EXPECT_EQ(MIXED_M, w[i].added);
+		EXPECT_EQ(refused ? 0 : MIXED_M, w[i].added);
+		if (segment) {
+			EXPECT_EQ(refused ? MIXED_M : 0, w[i].refused);
+			EXPECT_EQ(0, w[i].other_err);
+		}
 		EXPECT_TRUE(w[i].errno_kept);
-		if (!w[i].busy)
+		if (!segment && !w[i].busy)
 			EXPECT_EQ(PDA_METHOD_SEGMENT, w[i].method);
 		added += w[i].added;
 	}
 	sum = pda_slots_sum32(mixed_slots, PDA_MAX_CPUS, 0);
-	TH_LOG("PDA_MODE_LOCKED, %d threads (half with %%fs busy) x %u: sum %llu",
-	       nthreads, MIXED_M, (unsigned long long)sum);
-	EXPECT_EQ((uint64_t)nthreads * MIXED_M, sum);
-	EXPECT_EQ(added, sum);
-}
-
-TEST_F_TIMEOUT(mode, mixed_segment, 280)
-{
-	int cpus[CPU_SETSIZE], n, i, nthreads;
-	struct mixed w[16];
-	uint64_t sum, added = 0;
-
-	n = pda_test_online(cpus, CPU_SETSIZE);
-	ASSERT_LT(0, n);
-	nthreads = 2 * n > 16 ? 16 : 2 * n;
-	ASSERT_EQ(0, pda_init_thread());
-	ASSERT_EQ(PDA_MODE_SEGMENT, pda_mode());
-	errno = 0;
-	ASSERT_EQ(-1, pda_set_mode(PDA_MODE_LOCKED));
-	ASSERT_EQ(EBUSY, errno);
-	ASSERT_EQ(0, run_mixed(w, nthreads, cpus, n));
-	for (i = 0; i < nthreads; i++) {
-		TH_LOG("thread %d (%s): init %d (%s), %u added, %u refused, %u errors",
-		       i, w[i].busy ? "fs busy" : "segment", w[i].init_ret,
-		       w[i].init_ret ? strerror(w[i].init_errno) : "ok",
-		       w[i].added, w[i].refused, w[i].other_err);
-		EXPECT_EQ(w[i].busy ? -1 : 0, w[i].init_ret);
-		EXPECT_EQ(w[i].busy ? 0 : MIXED_M, w[i].added);
-		EXPECT_EQ(w[i].busy ? MIXED_M : 0, w[i].refused);
-		EXPECT_EQ(0, w[i].other_err);
-		EXPECT_TRUE(w[i].errno_kept);
-		added += w[i].added;
-	}
-	sum = pda_slots_sum32(mixed_slots, PDA_MAX_CPUS, 0);
-	TH_LOG("PDA_MODE_SEGMENT, %d threads (half with %%fs busy, refused) x %u: sum %llu",
-	       nthreads, MIXED_M, (unsigned long long)sum);
-	EXPECT_EQ((uint64_t)(nthreads / 2) * MIXED_M, sum);
+	TH_LOG("%s, %d threads (half with %%fs busy%s) x %u: sum %llu",
+	       variant->name, nthreads, segment ? ", refused" : "", MIXED_M,
+	       (unsigned long long)sum);
+	EXPECT_EQ((uint64_t)(segment ? nthreads / 2 : nthreads) * MIXED_M,
+		  sum);
 	EXPECT_EQ(added, sum);
 }
 

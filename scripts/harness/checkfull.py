@@ -24,7 +24,6 @@ STRESS = ("x86_pda_migration_storm", "getcpu_cache_migration",
 # The segment selector fuzzers, one program each (lib/seg_fuzz.h).
 SEG_FUZZ = ("x86_seg_fuzz_mov", "x86_seg_fuzz_sigreturn",
             "x86_seg_fuzz_ptrace", "x86_seg_fuzz_ldt_tls")
-FUZZ = SEG_FUZZ + ("getcpu_cache_fuzz",)
 TLB = ("tlb_mprotect", "tlb_madv_dontneed", "tlb_remap", "tlb_fork_cow",
        "tlb_migrate", "tlb_exec_exit")
 

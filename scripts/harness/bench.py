@@ -34,7 +34,7 @@ from . import benchreport, boot, census, censusreport, check, guest, \
 from .guestout import parse_bench_lines
 from .ktap import test_blocks
 from .paths import BUILD, LOGS, REPO
-from .progress import Phase, StepFailed, fail, reset_log, run, say, tail
+from .progress import Phase, StepFailed, fail, reset_log, run, say
 from .targets import TARGETS
 
 BENCH_ORDER = ("i386-smp", "i386-up", "arm", "x86_64")

@@ -20,7 +20,7 @@ import re
 import time
 from pathlib import Path
 
-from . import boot, guest, ktap, targetrun
+from . import boot, guest, ktap
 from .ktap import test_blocks
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say

@@ -20,7 +20,6 @@ instructions, so the estimate is low by what they cost above that.
 """
 
 import json
-import statistics
 from pathlib import Path
 
 from .markers import replace_marked

@@ -10,7 +10,7 @@ from pathlib import Path
 from . import boot, fsuse, hostcaps, kbuild, ktap, source, targetrun, \
     tree as tree_mod
 from .paths import BUILD, CACHE, LOGS, REPO
-from .progress import Phase, StepFailed, fail, reset_log, say, tail
+from .progress import Phase, StepFailed, reset_log, say, tail
 from .targets import CHECK_ORDER, TARGETS
 
 QEMU_TIMEOUT = 1200

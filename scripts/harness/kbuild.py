@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from .paths import CCACHE, REPO
-from .progress import StepFailed, run, tail
+from .progress import StepFailed, run
 
 CONFIGS = REPO / "configs"
 

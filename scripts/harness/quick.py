@@ -5,7 +5,6 @@ For iterating on a guest test without a full `make check`: no configure,
 no kernel build, its own scratch directory, so several can run at once.
 """
 
-import os
 import tempfile
 from pathlib import Path
 

@@ -33,7 +33,7 @@ sb=$build/i386/segbench
 model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 fam=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
 num=$(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -1)
-slug=$(printf '%s' "$model" | tr 'A-Z' 'a-z' |
+slug=$(printf '%s' "$model" | tr '[:upper:]' '[:lower:]' |
 	sed 's/([rR]\|(tm)//g; s/processor\|cpu\|@.*//g; s/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')
 slug=${slug}-f${fam}m${num}
 base=$out/host-$slug

@@ -31,13 +31,14 @@ from pathlib import Path
 
 from . import benchreport, boot, census, censusreport, check, guest, \
     hostcaps, kbuild, ktap, preloadbench, source, targetrun, tlbbench
+from .arches import HOST, HOST_32
 from .guestout import parse_bench_lines
 from .ktap import test_blocks
 from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say
 from .targets import TARGETS
 
-BENCH_ORDER = ("i386-smp", "i386-up", "arm", "x86_64")
+BENCH_ORDER = tuple(n for n, t in TARGETS.items() if t.bench)
 # After them, arm64 measures its own question (tlbbench.py: patch 0011's
 # local TLB invalidation), not pda_bench's rows.
 TLB_TARGET = tlbbench.TARGET
@@ -51,10 +52,8 @@ BOOT_TIMEOUT = 900
 RUNS = 2
 # Kernel arguments of every bench boot: the guest counts instructions, and
 # user-space addresses are not randomised (one more source of difference).
+# Each arch may add its own (bench_args()).
 BENCH_ARGS = "pda.icount norandmaps"
-# x86: skip the IO-APIC timer check, ~10 s of TCG time spinning on RDTSC
-# (an I/O instruction under -icount) at every boot; QEMU's timer works.
-BENCH_ARGS_X86 = " no_timer_check"
 # The same seed for QEMU's guest RNG (RDRAND, the ARM DT rng-seed) on
 # every boot, and an RTC that follows virtual time from a fixed date.
 QEMU_ARGS = ("-seed", "1", "-rtc", "base=2026-01-01T00:00:00,clock=vm")
@@ -84,8 +83,8 @@ STATE = BUILD / "bench-state.json"
 # ends the slice; ARMv7's is a barrier, so an SMP ARM guest crawls through
 # every spin-wait (stop_machine() in free_initmem(), CPU bring-up) and
 # stalls RCU: it had not reached /init after 6 minutes.  ARM boots its
-# SMP kernel on one CPU; its cross-CPU rows are n/a.
-BENCH_CPUS = {"arm": 1}
+# SMP kernel on one CPU (its target's icount_cpus); its cross-CPU rows are
+# n/a.
 BENCH_CPUS_WHY = (
     "QEMU 7.2 runs `-icount` vCPUs round-robin on one host thread and a "
     "busy-waiting vCPU keeps its whole slice; ARMv7's `cpu_relax()` does "
@@ -170,7 +169,7 @@ def read_config(path):
 
 def size_of(target, path):
     """(text, data, bss) of an ELF file, by binutils' size (Berkeley)."""
-    tool = f"{target.cross}size" if target.cross else "size"
+    tool = f"{target.arch.cross}size"
     out = subprocess.run([tool, str(path)], stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     if out.returncode:
@@ -235,22 +234,13 @@ def option_costs(target, tree, bench_pda_dir, timings):
 
 def user_space(arch, tree):
     """/init, pda_bench and segbench for arch: only what the bench boots."""
-    out = BUILD / f"bench-user-{arch}"
-    log = reset_log(LOGS / f"bench-user-{arch}.log")
-    with Phase(f"user-{arch}", "build init, pda_bench, segbench", log):
-        init = out / "init"
-        run(["make", "-C", REPO / "tests/guest", f"ARCH={arch}",
-             f"O={out}", f"KSRC={tree}", init], log,
-            what=f"init ({arch})")
+    out = BUILD / f"bench-user-{arch.name}"
+    log = reset_log(LOGS / f"bench-user-{arch.name}.log")
+    with Phase(f"user-{arch.name}", "build init, pda_bench, segbench", log):
+        init = guest.build_init(arch, tree, out, log)
         pda_bench = guest.build_pda_bench(arch, out, log)
         segbench = guest.build_segbench(arch, out / "segbench", log)
     return init, pda_bench, segbench
-
-
-# strip for each user-space architecture.
-STRIP = {"i386": "strip", "x86_64": "strip",
-         "arm": "arm-linux-gnueabihf-strip",
-         "arm64": "aarch64-linux-gnu-strip"}
 
 
 def bench_arch(target):
@@ -258,29 +248,24 @@ def bench_arch(target):
     return target.user_arch_64 or target.user_arch
 
 
-def stripped(exe, arch, log):
-    """A copy of exe without debug info or build ID: both record the paths
-    of the checkout and the cache, so without stripping another clone would
-    boot a different initramfs, and that alone moves the context-switch
-    counts by a few instructions (kernel allocations land elsewhere)."""
-    out = Path(exe).with_name(Path(exe).name + ".stripped")
-    run([STRIP[arch], "--strip-all", "--remove-section=.note.gnu.build-id",
-         "-o", out, exe], log, what=f"strip {Path(exe).name}")
-    return out
+def bench_args(target):
+    """The kernel arguments of a target's bench boots."""
+    return " ".join(filter(None, (BENCH_ARGS, target.arch.icount_args)))
 
 
 def initramfs(target, tree, user, segbench32=None):
     """segbench32: the 32-bit segbench, also run (x86_64)."""
     arch = bench_arch(target)
-    log = reset_log(LOGS / f"bench-{arch}.initramfs.log")
-    init, pda_bench, segbench = (stripped(exe, arch, log) for exe in user)
-    cpio = BUILD / f"bench-{arch}.cpio"
+    log = reset_log(LOGS / f"bench-{arch.name}.initramfs.log")
+    init, pda_bench, segbench = (guest.stripped(exe, arch, log)
+                                 for exe in user)
+    cpio = BUILD / f"bench-{arch.name}.cpio"
     fs = guest.Initramfs(init)
     fs.add_test("pda_bench", pda_bench)
     for name, argv in GUEST_SEGBENCH.items():
         fs.add_test(name, segbench, argv)
     if segbench32:
-        segbench32 = stripped(segbench32, "i386", log)
+        segbench32 = guest.stripped(segbench32, target.user_arch, log)
         for name, argv in GUEST_SEGBENCH.items():
             fs.add_test(name + COMPAT_BLOCK, segbench32, argv)
     fs.write(tree, cpio, log, mtime=CPIO_MTIME)
@@ -290,14 +275,13 @@ def initramfs(target, tree, user, segbench32=None):
 # ------------------------------------------------------------ boots
 
 def boot_once(target, label, bdir, cpio, n):
-    target = dataclasses.replace(
-        target, cpus=BENCH_CPUS.get(target.name, target.cpus))
+    target = dataclasses.replace(target,
+                                 cpus=target.icount_cpus or target.cpus)
     console = LOGS / label / f"bench-{n}.console.log"
     with Phase(label, f"bench boot {n}/{RUNS} (qemu -icount shift=0, "
                f"{target.cpus} CPUs)", console):
-        outcome, rep = boot.icount(
-            target, bdir, cpio, console, BOOT_TIMEOUT, BENCH_ARGS + (
-                BENCH_ARGS_X86 if target.arch != "arm" else ""), QEMU_ARGS)
+        outcome, rep = boot.icount(target, bdir, cpio, console, BOOT_TIMEOUT,
+                                   bench_args(target), QEMU_ARGS)
     if outcome != boot.PASS:
         fail(f"[{label}] bench boot {n}: {boot.describe(outcome, rep)}",
              console)
@@ -339,16 +323,16 @@ def host_segbench():
     does, or the x86-64 build on a host that cannot run 32-bit programs
     (its rows that need 32-bit mode are then not measured)."""
     can, how = hostcaps.i386()
-    arch = "i386" if can else "x86_64"
+    arch = HOST_32 if can else HOST
     out = BUILD / "bench-host"
     log = reset_log(LOGS / "bench-host" / "segbench.log")
     say(f"[host] executes 32-bit x86 programs: {how}")
-    with Phase("host", f"segbench, native {arch} (cycles)", log):
-        exe = guest.build_segbench(arch, out / arch, log)
+    with Phase("host", f"segbench, native {arch.name} (cycles)", log):
+        exe = guest.build_segbench(arch, out / arch.name, log)
         res = out / "segbench.json"
         run([exe, "--json", "-o", res], log, what="segbench on the host")
     host = json.loads(res.read_text())
-    host["build"] = arch
+    host["build"] = arch.name
     if not can:
         host["not_measured"] = "needs 32-bit mode; this host cannot run " \
             f"32-bit x86 programs ({hostcaps.why_not()})"
@@ -372,15 +356,16 @@ def tlb_part(pristine, tree, unverified, timings, alone=False):
 
 def census_part(pristine, tree, unverified, timings, only=None):
     return census.measure(
-        pristine, tree, unverified, timings, build, stripped,
-        BENCH_ARGS + BENCH_ARGS_X86, QEMU_ARGS, CPIO_MTIME,
-        guest.build_segbench, hostcaps.i386()[0], only)
+        pristine, tree, unverified, timings, build, guest.stripped,
+        bench_args, QEMU_ARGS, CPIO_MTIME, guest.build_segbench,
+        HOST_32 if hostcaps.i386()[0] else HOST, only)
 
 
 def preload_part(tree, timings, only=None):
     return preloadbench.measure(
-        tree, timings, build, stripped, BENCH_ARGS, QEMU_ARGS, CPIO_MTIME,
-        hostcaps.i386()[0], only)
+        tree, timings, build, guest.stripped, bench_args, QEMU_ARGS,
+        CPIO_MTIME, (HOST,) + ((HOST_32,) if hostcaps.i386()[0] else ()),
+        only)
 
 
 def main(only=None):
@@ -434,10 +419,10 @@ def main(only=None):
                 v = {"label": label, "target": target.name, "kind": kind,
                      "source": f"Linux {version}" +
                      (" + PDA series" if kind == "pda" else ""),
-                     "cpus": BENCH_CPUS.get(target.name, target.cpus),
+                     "cpus": target.icount_cpus or target.cpus,
                      "cpus_why": BENCH_CPUS_WHY
-                     if target.name in BENCH_CPUS else "",
-                     "arch": target.arch,
+                     if target.icount_cpus else "",
+                     "arch": target.arch.name,
                      "bdir": bdir,
                      "config": read_config(Path(bdir) / ".config"),
                      "size": size_of(target, Path(bdir) / "vmlinux")}

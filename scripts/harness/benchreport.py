@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from . import censusreport, preloadbench, tlbbench
+from .arches import HOST_32
 from .markers import replace_marked
 
 README_BEGIN = "<!-- bench:begin: written by `make bench` from results/; " \
@@ -218,7 +219,7 @@ def host_table(host, names):
 
 def host_seg_rows(host):
     """The i386 build's %fs rows; the x86-64 build has %gs ones instead."""
-    if host.get("build", "i386") == "i386":
+    if host.get("build", HOST_32.name) == HOST_32.name:
         return HOST_SEG_ROWS
     return HOST_SEG_ROWS + [n for n in HOST_SEG_GS_ROWS
                             if n in host_rows(host)]
@@ -467,7 +468,7 @@ def report_md(variants, host, series_opts, minutes, partial, timings,
            "- **Instructions are not cycles.** A `mov` to `%fs` or an `lsl` is "
            "one instruction and ~25-30 cycles; the host table has cycles.",
            f"- **Host figures**: segbench natively (the "
-           f"{host.get('build', 'i386')} build) on "
+           f"{host.get('build', HOST_32.name)} build) on "
            f"{hm.get('cpu_model', '?')} ({hm.get('virt', '?')}), kernel "
            f"{hm.get('kernel', '?')}, {hm.get('libc', '?')}; load average "
            f"{hm.get('loadavg', '?')} when it started (other builds share "

@@ -38,7 +38,7 @@ def warnings(log):
 
 def build_step(target, tree, bdir, log, unverified):
     kbuild.configure(target, tree, bdir, log, unverified=unverified)
-    kbuild.build(target, tree, bdir, log, ["W=1"] + list(target.images))
+    kbuild.build(target, tree, bdir, log, ["W=1"] + list(target.arch.images))
     return warnings(log)
 
 

@@ -20,18 +20,12 @@ EXIT = {PASS: 0, FAIL: 1, PANIC: 2, TIMEOUT: 3, NORESULT: 4}
 PANIC_MARKS = ("Kernel panic - not syncing", "---[ end Kernel panic")
 
 _kvm_works = {}
-# Kbuild's ARM architectures, and QEMU's names for them.
-ARM = {"arm": "arm", "arm64": "aarch64"}
 
 
 def qemu_cmd(target, image, initrd, append, accel, icount=False,
              qemu_args=()):
-    if target.arch in ARM:
-        cmd = [f"qemu-system-{ARM[target.arch]}", "-M", target.machine, "-cpu",
-               target.qemu_cpu]
-    else:
-        cmd = [f"qemu-system-{target.arch}", "-M", "pc", "-cpu",
-               "host" if accel == "kvm" else target.qemu_cpu]
+    cmd = [target.arch.qemu, "-M", target.arch.machine, "-cpu",
+           "host" if accel == "kvm" else target.qemu_cpu]
     if icount:
         cmd += ["-icount", "shift=0,sleep=off"]
     cmd += ["-accel", os.environ.get("PDA_ACCEL", accel), "-smp", str(target.cpus), "-m", "512M",
@@ -41,19 +35,19 @@ def qemu_cmd(target, image, initrd, append, accel, icount=False,
 
 
 def kernel_args(target, timeout, extra=""):
-    return (f"console={target.console} panic=-1 pda.cpus={target.cpus} "
+    return (f"console={target.arch.console} panic=-1 pda.cpus={target.cpus} "
             f"pda.timeout={timeout} {target.append} {extra}").strip()
 
 
 def accel_for(target, image, initrd):
     """KVM only if a probe boot actually reaches user space under it."""
-    if target.arch in ARM:
-        return "tcg", "host is x86; no KVM for ARM guests"
-    if target.arch == "x86_64":
+    if target.arch.no_kvm:
+        return "tcg", target.arch.no_kvm
+    if target.tcg:
         return "tcg", f"CPU model {target.qemu_cpu}"
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return "tcg", "no usable /dev/kvm"
-    if target.arch not in _kvm_works:
+    if target.arch.name not in _kvm_works:
         cmd = qemu_cmd(target, image, initrd,
                        kernel_args(target, 1, "pda.probe"), "kvm")
         try:
@@ -62,8 +56,8 @@ def accel_for(target, image, initrd):
                                  stderr=subprocess.STDOUT, timeout=30).stdout
         except subprocess.TimeoutExpired as e:
             out = e.stdout or b""
-        _kvm_works[target.arch] = b"Run /init as init process" in out
-    if _kvm_works[target.arch]:
+        _kvm_works[target.arch.name] = b"Run /init as init process" in out
+    if _kvm_works[target.arch.name]:
         return "kvm", "KVM probe reached user space"
     return "tcg", "KVM probe did not reach user space (32-bit guest " \
         "under this KVM faults)"
@@ -134,7 +128,7 @@ def classify(console, timed_out, target_name, packed=()):
 def icount(target, bdir, cpio, console, timeout, args, qemu_args=()):
     """A make bench boot: TCG under -icount shift=0, the kernel built in
     bdir, kernel arguments args on top of the harness's own."""
-    return qemu(target, Path(bdir) / target.boot_image, cpio, console,
+    return qemu(target, Path(bdir) / target.arch.boot_image, cpio, console,
                 timeout, "tcg", kernel_args(target, timeout // 3, args),
                 icount=True, qemu_args=qemu_args)
 

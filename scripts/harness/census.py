@@ -26,15 +26,15 @@ from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say
 from .targets import TARGETS
 
-ORDER = ("i386-smp", "i386-up", "x86_64")
+ORDER = tuple(n for n, t in TARGETS.items() if t.census)
 PROGRAM = "seg_census"
 # x86_64 also boots the 32-bit build: a legacy program on a 64-bit kernel.
 COMPAT = "seg_census_32"
 PREFIX = "seg-census: "
 RUNS = 2
 BOOT_TIMEOUT = 900
-# Where kernel code starts: i386 reads CONFIG_PAGE_OFFSET from .config;
-# x86-64 user space ends below the canonical hole.
+# Where kernel code starts: a 32-bit kernel reads CONFIG_PAGE_OFFSET from
+# .config; x86-64 user space ends below the canonical hole.
 KERNEL_BASE_64 = 0xffff800000000000
 PLUGIN_DIR = BUILD / "segcensus"
 STATE = BUILD / "census-state.json"
@@ -178,12 +178,10 @@ def plugin():
 def initramfs(target, tree, cpio_mtime, strip):
     """/init and the census program(s) for a target's user space."""
     arch = target.user_arch_64 or target.user_arch
-    out = BUILD / f"census-user-{arch}"
-    log = reset_log(LOGS / "census" / f"user-{arch}.log")
-    with Phase("census", f"initramfs ({arch})", log):
-        init = out / "init"
-        run(["make", "-C", REPO / "tests/guest", f"ARCH={arch}",
-             f"O={out}", f"KSRC={tree}", init], log, what=f"init ({arch})")
+    out = BUILD / f"census-user-{arch.name}"
+    log = reset_log(LOGS / "census" / f"user-{arch.name}.log")
+    with Phase("census", f"initramfs ({arch.name})", log):
+        init = guest.build_init(arch, tree, out, log)
         fs = guest.Initramfs(strip(init, arch, log))
         exe = guest.build_bench_program(PROGRAM, arch, out, log)
         fs.add_test(PROGRAM, strip(exe, arch, log))
@@ -191,7 +189,7 @@ def initramfs(target, tree, cpio_mtime, strip):
             exe = guest.build_bench_program(PROGRAM, target.user_arch,
                                             out / "32", log)
             fs.add_test(COMPAT, strip(exe, target.user_arch, log))
-        cpio = BUILD / f"census-{arch}.cpio"
+        cpio = BUILD / f"census-{arch.name}.cpio"
         fs.write(tree, cpio, log, mtime=cpio_mtime)
     return cpio
 
@@ -204,7 +202,7 @@ def programs_of(target):
 
 
 def kernel_base(target, bdir):
-    if target.arch == "x86_64":
+    if target.arch.bits == 64:
         return KERNEL_BASE_64, 64
     cfg = (Path(bdir) / ".config").read_text()
     m = re.search(r"^CONFIG_PAGE_OFFSET=(0x[0-9a-fA-F]+)$", cfg, re.M)
@@ -270,16 +268,15 @@ def boot_variant(target, label, bdir, cpio, so, bench_args, qemu_args,
 
 # ------------------------------------------------------------ host
 
-def host_costs(build_segbench, i386_ok):
-    """segbench's selector-load and probe rows, natively: {row: {min,
-    median}} cycles, and the machine."""
-    arch = "i386" if i386_ok else "x86_64"
+def host_costs(build_segbench, arch):
+    """segbench's selector-load and probe rows, natively, of @arch's
+    build: {row: {min, median}} cycles, and the machine."""
     out = BUILD / "census-host"
     log = reset_log(LOGS / "census" / "host-segbench.log")
     rows, machine = {}, {}
-    with Phase("census", f"host segbench ({arch}): selector loads, iret, "
-               "probes", log):
-        exe = build_segbench(arch, out / arch, log)
+    with Phase("census", f"host segbench ({arch.name}): selector loads, "
+               "iret, probes", log):
+        exe = build_segbench(arch, out / arch.name, log)
         for pat in HOST_FILTERS:
             res = out / f"{pat.strip('.*')}.json"
             run([exe, "--filter", pat, "--json", "-o", res], log,
@@ -290,19 +287,22 @@ def host_costs(build_segbench, i386_ok):
                 if r["status"] == "ok":
                     rows[r["name"]] = {"min": r["min_cycles"],
                                        "median": r["median_cycles"]}
-    return {"build": arch, "machine": machine, "rows": rows}
+    return {"build": arch.name, "machine": machine, "rows": rows}
 
 
 # ------------------------------------------------------------ main
 
 def measure(pristine, tree, unverified, timings, build, strip, bench_args,
-            qemu_args, cpio_mtime, build_segbench, i386_ok, only=None):
-    """build(target, src, label, unverified, timings) -> build dir:
-    bench.py's, so the census boots make bench's kernels."""
+            qemu_args, cpio_mtime, build_segbench, host_arch, only=None):
+    """build(target, src, label, unverified, timings) -> build dir and
+    bench_args(target) -> kernel arguments: bench.py's, so the census
+    boots make bench's kernels as make bench does; host_arch: the
+    segbench build to run on the host."""
     started = time.monotonic()
     so = plugin()
     cpios, variants = {}, []
-    for name in only or ORDER:
+    names = only or ORDER
+    for name in names:
         target = TARGETS[name]
         arch = target.user_arch_64 or target.user_arch
         if arch not in cpios:
@@ -315,7 +315,7 @@ def measure(pristine, tree, unverified, timings, build, strip, bench_args,
                          unverified if kind == "mainline" else (), timings)
             cfg = (Path(bdir) / ".config").read_text()
             census = boot_variant(target, label, bdir, cpios[arch], so,
-                                  bench_args, qemu_args, timings)
+                                  bench_args(target), qemu_args, timings)
             for prog, bits in programs_of(target):
                 check_paths(f"[{label}] {prog}", census[prog],
                             *required_paths(bits, kind == "pda",
@@ -327,10 +327,12 @@ def measure(pristine, tree, unverified, timings, build, strip, bench_args,
                 "smp": "CONFIG_SMP=y" in cfg,
                 "census": census})
     start = time.monotonic()
-    host = host_costs(build_segbench, i386_ok)
+    host = host_costs(build_segbench, host_arch)
     timings.append(("host", "census segbench", time.monotonic() - start))
     state = {"variants": variants, "host": host, "runs": RUNS,
-             "qemu_args": list(qemu_args), "bench_args": bench_args,
+             "qemu_args": list(qemu_args),
+             # One architecture's kernels, one command line.
+             "bench_args": bench_args(TARGETS[names[0]]),
              "minutes": (time.monotonic() - started) / 60}
     STATE.write_text(json.dumps(state, indent=1))
     return state

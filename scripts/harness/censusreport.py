@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 from .markers import replace_marked
+from .targets import TARGETS
 
 SECTION_BEGIN = "<!-- census:begin: written by `make bench` (census.py) -->"
 SECTION_END = "<!-- census:end -->"
@@ -210,7 +211,8 @@ def empty_of(v, prog):
 
 def prog_label(target, prog):
     return f"{target}" + (" (32-bit program)" if prog.endswith("_32") else
-                          " (64-bit program)" if target == "x86_64" else "")
+                          " (64-bit program)"
+                          if TARGETS[target].user_arch_64 else "")
 
 
 def compared(state):

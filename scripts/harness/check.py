@@ -76,16 +76,11 @@ def qemu_target(name, tree, extra, args="", full=False):
     return (name, outcome, rep, f"{accel}, {target.cpus} CPUs, {console}")
 
 
-# Bochs runs: which kernel, on how many CPUs.  bochs-up is the legacy
-# single-core machine with CONFIG_X86_PDA_UP_NOSEG.
-BOCHS = {"bochs": ("i386-smp", 2), "bochs-up": ("i386-up", 1)}
-
-
 def bochs_target(name, tree, extra, args="", full=False, programs=None,
                  label=None):
     """A QEMU target's bzImage on an isolinux ISO, in Bochs.  programs:
     the names to run (default: all); label: the run's, for its logs."""
-    kernel, cpus = BOCHS[name]
+    kernel, cpus = TARGETS[name].kernel, TARGETS[name].cpus
     target = TARGETS[kernel]
     bdir = BUILD / target.name
     label = label or name
@@ -158,7 +153,7 @@ def guest_targets(names, tree, extra=None, args="", full=False):
     rows = []
     for name in names:
         try:
-            if name in BOCHS:
+            if TARGETS[name].bochs:
                 rows.append(bochs_target(name, tree, extra, args, full))
             else:
                 rows.append(qemu_target(name, tree, extra, args, full))
@@ -184,6 +179,5 @@ def main(extra=None, only=None, seed=None):
         say(f"ERROR: {e}")
         return summary([("tree", "patch-failed", None, str(e))], started) or 5
     rows = host_tests(pristine, tree)
-    rows += guest_targets(only or CHECK_ORDER + tuple(BOCHS), tree, extra,
-                          seed_args(seed))
+    rows += guest_targets(only or CHECK_ORDER, tree, extra, seed_args(seed))
     return summary(rows, started)

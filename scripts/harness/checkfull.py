@@ -13,12 +13,12 @@ from .progress import StepFailed, say, tail
 from .targets import CHECK_ORDER, TARGETS
 
 # The soak: one boot per kernel kind, every test that counts a figure
-# (tests/guest/lib/stat.h), at the scales below: pda.scale for the stress
-# tests, pda.scale.PROGRAM for the fuzzers, which are cheap per iteration.
-# Sized, from what make check's run of each test counts and takes, so that
-# the union of the parts reaches the coverage reliability.goals() states;
-# the tests that count none (x86_user_fs, x86_pda_counter, the upstream
-# rseq tests) run in the other parts only.
+# (tests/guest/lib/stat.h), at the scales of its target's soak record:
+# pda.scale for the stress tests, pda.scale.PROGRAM for the fuzzers, which
+# are cheap per iteration.  Sized, from what make check's run of each test
+# counts and takes, so that the union of the parts reaches the coverage
+# reliability.goals() states; the tests that count none (x86_user_fs,
+# x86_pda_counter, the upstream rseq tests) run in the other parts only.
 STRESS = ("x86_pda_migration_storm", "getcpu_cache_migration",
           "hotplug_churn", "x86_pda_hotplug")
 # The segment selector fuzzers, one program each (lib/seg_fuzz.h).
@@ -28,24 +28,18 @@ TLB = ("tlb_mprotect", "tlb_madv_dontneed", "tlb_remap", "tlb_fork_cow",
        "tlb_migrate", "tlb_exec_exit")
 
 
-def seg_fuzz(scale):
-    """The SEG_FUZZ programs at one @scale: each reads its own
-    pda.scale.PROGRAM, and the four together run every segment fuzzer at
-    @scale times its make check size."""
-    return dict.fromkeys(SEG_FUZZ, scale)
-
-
-# kind: (stress scale, {program: its scale}, the TLB tests' scale)
-SOAK = {
-    "i386-smp": (6, {**seg_fuzz(10), "getcpu_cache_fuzz": 50}, 0),
-    "i386-up": (8, {**seg_fuzz(5), "getcpu_cache_fuzz": 50}, 0),
-    "x86_64": (5, {**seg_fuzz(10), "getcpu_cache_fuzz": 50,
-                   "getcpu_cache_fuzz_64": 50, "x86_64_gs_fuzz_64": 20}, 0),
-    "x86_64-nofsgsbase": (2, {"x86_64_gs_fuzz_64": 20}, 0),
-    "arm": (25, {"getcpu_cache_fuzz": 20}, 0),
-    "arm64": (8, {"getcpu_cache_fuzz": 100}, 2),
-}
+# kind: its targets.Soak
+SOAK = {n: t.soak for n, t in TARGETS.items() if t.soak}
 SOAK_TIMEOUT = 2400
+
+
+def fuzz_scales(soak):
+    """{program: its scale} of the fuzzers a soak runs: the SEG_FUZZ
+    programs at soak.seg_fuzz (each reads its own pda.scale.PROGRAM, and
+    the four together run every segment fuzzer at that many times its make
+    check size), then the others."""
+    seg = dict.fromkeys(SEG_FUZZ, soak.seg_fuzz) if soak.seg_fuzz else {}
+    return {**seg, **dict(soak.fuzz)}
 
 # What a debug kernel runs: the programs that go through kernel code of
 # ours or next to it.  Left out, and listed as skipped: the benchmarks and
@@ -153,7 +147,8 @@ def kind(label):
     """The kernel kind a run's label is of."""
     for suffix in ("-debug", "-soak", "-slow", "-tlbi-off", "-smap"):
         label = label.removesuffix(suffix)
-    return check.BOCHS[label][0] if label in check.BOCHS else label
+    target = TARGETS.get(label)
+    return target.kernel if target and target.bochs else label
 
 
 def part_check(tree, args):
@@ -161,7 +156,7 @@ def part_check(tree, args):
     rows = [("host",) + r for r in check.host_tests(*tree)]
     rows += rows_of(kind, [
         (n, lambda n=n: check.guest_targets((n,), tree[1], None, args)[0])
-        for n in CHECK_ORDER + tuple(check.BOCHS)])
+        for n in CHECK_ORDER])
     return rows
 
 
@@ -169,12 +164,12 @@ def part_slow(tree, args):
     """The tests make check leaves to make check-full (tests/check-full-only),
     each on its target, in one boot per target with those alone."""
     runs = []
-    for name in CHECK_ORDER + tuple(check.BOCHS):
+    for name in CHECK_ORDER:
         tests = ktap.full_only(name)
         label = f"{name}-slow"
         if not tests:
             continue
-        if name in check.BOCHS:
+        if TARGETS[name].bochs:
             runs.append((label, lambda n=name, t=tests, lb=label:
                          check.bochs_target(n, tree[1], None, args, True,
                                             programs=t, label=lb)))
@@ -207,29 +202,32 @@ def part_debug(names):
 
 
 def soak_args(name):
-    stress, fuzz, tlb = SOAK[name]
-    words = [f"pda.scale={stress}"]
-    words += [f"pda.scale.{p}={s}" for p, s in fuzz.items()]
-    words += [f"pda.scale.{p}={tlb}" for p in TLB if tlb]
+    soak = SOAK[name]
+    words = [f"pda.scale={soak.stress}"]
+    words += [f"pda.scale.{p}={s}" for p, s in fuzz_scales(soak).items()]
+    words += [f"pda.scale.{p}={soak.tlb}" for p in TLB if soak.tlb]
     return " ".join(words)
 
 
 def soak_keeps(name):
     """Which programs the soak of kind @name runs: the stress tests, the
-    fuzzers it scales, and (arm64) the TLB tests; an x86_64 kind runs the
-    32-bit build and the NAME_64 one."""
-    _, fuzz, tlb = SOAK[name]
-    want = set(STRESS) | set(fuzz) | (set(TLB) if tlb else set())
+    fuzzers it scales, and the TLB tests if it scales them; a kind with a
+    64-bit user space runs the 32-bit build and the NAME_64 one."""
+    soak = SOAK[name]
+    want = set(STRESS) | set(fuzz_scales(soak)) | \
+        (set(TLB) if soak.tlb else set())
     return lambda p: p in want or (p.endswith("_64") and
                                    p.removesuffix("_64") in STRESS)
 
 
 def soak_needs(name):
-    """The programs the soak of kind @name must find built."""
-    _, fuzz, tlb = SOAK[name]
-    stress = [t for t in STRESS if TARGETS[name].user_arch == "i386" or
-              not t.startswith("x86_")]
-    return tuple(stress) + tuple(fuzz) + (TLB if tlb else ())
+    """The programs the soak of kind @name must find built: tests/guest
+    builds x86_*.c for x86 user space only."""
+    soak = SOAK[name]
+    x86 = TARGETS[name].user_arch.family == "x86"
+    stress = [t for t in STRESS if x86 or not t.startswith("x86_")]
+    return tuple(stress) + tuple(fuzz_scales(soak)) + \
+        (TLB if soak.tlb else ())
 
 
 def part_soak(names):
@@ -245,17 +243,18 @@ def part_soak(names):
 
 def part_tlbi_off(tree, args):
     """The arm64 kernel with CONFIG_ARM64_TLBI_LOCAL left off (booted
-    without tlbi_local=on): every test, the TLB tests at the soak's scale,
+    without tlbi_local=on): every test, the TLB tests at its soak's scale,
     but the slow ones part slow runs on arm64, which do not depend on it."""
-    _, _, tlb = SOAK["arm64"]
-    scale = " ".join(f"pda.scale.{p}={tlb}" for p in TLB)
-    slow = ktap.full_only("arm64")
+    name = reliability.TLBI_OFF_RUN
+    kernel = TARGETS[name].kernel
+    scale = " ".join(f"pda.scale.{p}={SOAK[kernel].tlb}" for p in TLB)
+    slow = ktap.full_only(kernel)
 
     def why(p):
-        return f"in part slow, on arm64; nothing in it depends on " \
+        return f"in part slow, on {kernel}; nothing in it depends on " \
             f"tlbi_local: {slow[p]}" if p in slow else ""
-    return rows_of(kind, [("arm64-tlbi-off", lambda: boot_chosen(
-        "arm64-tlbi-off", "arm64-tlbi-off", tree[1], f"{args} {scale}",
+    return rows_of(kind, [(name, lambda: boot_chosen(
+        name, name, tree[1], f"{args} {scale}",
         lambda p: p not in slow, why, timeout=SOAK_TIMEOUT))])
 
 
@@ -269,21 +268,29 @@ def part_smap(tree, args):
         need=("x86_64_cpu_model_64",)))])
 
 
+def family_parts():
+    """debug-FAMILY and soak-FAMILY for each architecture family, the
+    kernels of its debug variants and its soak kinds."""
+    families = dict.fromkeys(t.arch.family for t in TARGETS.values())
+    debug, soak = {}, {}
+    for family in families:
+        of = {n: t for n, t in TARGETS.items() if t.arch.family == family}
+        bases = [n for n, t in of.items() if t.debug]
+        debug[f"debug-{family}"] = (
+            part_debug(tuple(f"{n}-debug" for n in bases)),
+            f"{' and '.join(bases)} with configs/debug.config")
+        soak[f"soak-{family}"] = (
+            part_soak(tuple(n for n, t in of.items() if t.soak)),
+            f"the counting tests at scale on the {family} kernels")
+    return {**debug, **soak}
+
+
 # In the order a whole run takes them: the quick, broad part first.
 PARTS = {
     "check": (part_check, "host tests and every make check boot"),
     "slow": (part_slow, "the tests make check leaves out "
              "(tests/check-full-only), on their targets"),
-    "debug-x86": (part_debug(("i386-smp-debug", "x86_64-debug")),
-                  "i386-smp and x86_64 with configs/debug.config"),
-    "debug-arm": (part_debug(("arm-debug", "arm64-debug")),
-                  "arm and arm64 with configs/debug.config"),
-    "soak-x86": (part_soak(("i386-smp", "i386-up", "x86_64",
-                            "x86_64-nofsgsbase")),
-                 "the counting tests at scale on the x86 kernels"),
-    "soak-arm": (part_soak(("arm", "arm64")),
-                 "the counting tests at scale on arm and arm64 "
-                 "(tlbi_local=on)"),
+    **family_parts(),
     "tlbi-off": (part_tlbi_off, "arm64 with tlbi_local off, the TLB "
                  "tests at scale"),
     "smap": (part_smap, "x86_64 on a CPU model with SMAP"),

@@ -4,17 +4,9 @@
 import subprocess
 from pathlib import Path
 
+from .arches import MULTIARCH_HEADERS
 from .paths import BUILD, CACHE, REPO
 from .progress import StepFailed, run
-
-# Static user-space compilers; gcc-multilib conflicts with the ARM cross
-# compiler, so i386 uses the x86_64 headers plus libc6-dev-i386.
-CC = {
-    "i386": "gcc -m32 -static -isystem /usr/include/x86_64-linux-gnu",
-    "arm": "arm-linux-gnueabihf-gcc-12 -static",
-    "x86_64": "gcc -static",
-    "arm64": "aarch64-linux-gnu-gcc-12 -static",
-}
 
 # The upstream rseq selftests we run, with bounded parameters:
 # (name in /tests, source, extra cflags, argv).
@@ -32,26 +24,48 @@ RSEQ_TESTS = [
 ]
 
 
-def _cc(arch):
-    return CC[arch].split()
+def static_cc(arch):
+    """arches.Arch @arch's compiler of static programs (the initramfs has
+    no loader), as a command."""
+    return [arch.cc, *arch.cflags, "-static"]
 
 
 def build_our_tests(arch, tree, out, log):
     """Build tests/guest for arch; return the programs its Makefile lists.
     The list, not the build dir: a dir shared with another checkout may
     hold programs this one does not have."""
-    make = ["make", "-C", REPO / "tests/guest", f"ARCH={arch}", f"O={out}",
-            f"KSRC={tree}"]
-    run(make, log, what=f"guest tests ({arch})")
+    make = ["make", "-C", REPO / "tests/guest", f"ARCH={arch.name}",
+            f"O={out}", f"KSRC={tree}"]
+    run(make, log, what=f"guest tests ({arch.name})")
     names = subprocess.run(make + ["-s", "--no-print-directory", "list"],
                            check=True, text=True,
                            capture_output=True).stdout.split()
     return [Path(out) / "tests" / name for name in names]
 
 
+def build_init(arch, tree, out, log):
+    """tests/guest's /init alone, for a boot that runs none of its tests."""
+    init = Path(out) / "init"
+    run(["make", "-C", REPO / "tests/guest", f"ARCH={arch.name}", f"O={out}",
+         f"KSRC={tree}", init], log, what=f"init ({arch.name})")
+    return init
+
+
+def stripped(exe, arch, log):
+    """A copy of exe without debug info or build ID: both record the paths
+    of the checkout and the cache, so without stripping another clone would
+    boot a different initramfs, and that alone moves the context-switch
+    counts by a few instructions (kernel allocations land elsewhere)."""
+    out = Path(exe).with_name(Path(exe).name + ".stripped")
+    run([f"{arch.cross}strip", "--strip-all",
+         "--remove-section=.note.gnu.build-id", "-o", out, exe], log,
+        what=f"strip {Path(exe).name}")
+    return out
+
+
 def build_segbench(arch, out, log):
-    run(["make", "-C", REPO / "tools/segbench", f"ARCH={arch}", f"O={out}"],
-        log, what=f"segbench ({arch})")
+    run(["make", "-C", REPO / "tools/segbench", f"ARCH={arch.name}",
+         f"O={out}"], log, what=f"segbench ({arch.name})")
     return Path(out) / "segbench"
 
 
@@ -69,18 +83,19 @@ def build_bench_program(name, arch, out, log):
     # mtime, and the same program should make the same initramfs.
     if exe.exists() and exe.stat().st_mtime >= src.stat().st_mtime:
         return exe
-    run(_cc(arch) + ["-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
-                     "-o", exe, src], log, what=f"{name} ({arch})")
+    run(static_cc(arch) + ["-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
+                           "-o", exe, src], log, what=f"{name} ({arch.name})")
     return exe
 
 
-def build_x86_selftests(tree, out, log, bits=32):
-    """The upstream 32-bit or 64-bit x86 selftests, static (no loader in
-    the guest)."""
+def build_x86_selftests(arch, tree, out, log):
+    """The upstream x86 selftests of @arch's bits, static (no loader in
+    the guest).  Their Makefile adds -m32 or -m64 itself."""
+    bits = arch.bits
     sdir = Path(tree) / "tools/testing/selftests/x86"
     Path(out).mkdir(parents=True, exist_ok=True)
     run(["make", "-C", sdir, f"all_{bits}", f"OUTPUT={out}",
-         "CC=" + CC["i386"].replace("-m32 ", "")], log,
+         " ".join(["CC=" + arch.cc, "-static", *MULTIARCH_HEADERS])], log,
         what=f"x86 selftests ({bits}-bit)")
     return sorted(p for p in Path(out).glob(f"*_{bits}") if p.is_file())
 
@@ -88,10 +103,10 @@ def build_x86_selftests(tree, out, log, bits=32):
 def install_headers(arch, tree, log):
     """The tree's uAPI headers, as the selftests' KHDR_INCLUDES wants:
     the cross toolchains ship older ones (no AT_RSEQ_* on armhf)."""
-    out = BUILD / f"headers-{arch}"
-    run(["make", "-C", tree, f"ARCH={arch}", f"O={out}",
+    out = BUILD / f"headers-{arch.name}"
+    run(["make", "-C", tree, f"ARCH={arch.name}", f"O={out}",
          f"INSTALL_HDR_PATH={out}/usr", "headers_install"], log,
-        what=f"headers_install ({arch})")
+        what=f"headers_install ({arch.name})")
     return out / "usr/include"
 
 
@@ -103,10 +118,11 @@ def build_rseq_selftests(arch, tree, out, log):
     for name, src, cflags, argv in RSEQ_TESTS:
         exe = Path(out) / src.replace(".c", "")
         if not exe.exists() or exe.stat().st_mtime < (sdir / src).stat().st_mtime:
-            run(_cc(arch) + ["-O2", "-Wall", f"-I{sdir}", "-isystem", headers,
-                             f"-I{Path(tree) / 'tools/include'}"] + cflags +
+            run(static_cc(arch) +
+                ["-O2", "-Wall", f"-I{sdir}", "-isystem", headers,
+                 f"-I{Path(tree) / 'tools/include'}"] + cflags +
                 [sdir / src, sdir / "rseq.c", "-lpthread", "-o", exe],
-                log, what=f"rseq selftest {src} ({arch})")
+                log, what=f"rseq selftest {src} ({arch.name})")
         built.append((name, exe, argv))
     return built
 
@@ -175,7 +191,7 @@ class Initramfs:
 
 def extra_tests(extra_dir, arch):
     """EXTRA_TESTS=DIR: every executable in DIR/<arch>/ is one more test."""
-    d = Path(extra_dir) / arch
+    d = Path(extra_dir) / arch.name
     if not d.is_dir():
         return []
     return sorted(p for p in d.iterdir()
@@ -183,4 +199,4 @@ def extra_tests(extra_dir, arch):
 
 
 def user_dir(arch):
-    return BUILD / f"user-{arch}"
+    return BUILD / f"user-{arch.name}"

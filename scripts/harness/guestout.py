@@ -14,6 +14,7 @@ import fnmatch
 import json
 
 from . import ktap
+from .arches import ARCHES
 
 # Guest tests of segbench's output: name -> arguments.  Exit status is the
 # first check (segbench_inc_exact fails on any inexact count); the output
@@ -114,9 +115,8 @@ def csv_problems(csv_text, list_text, pattern=CSV_FILTER):
 PDA_BENCH_OPS = ("fault.anon", "ctxsw.same.none", "ctxsw.same.rseq",
                  "ctxsw.same.getcpu_cache")
 # The null system call, by each entry path the build has.
-PDA_BENCH_SYSCALLS = {"arm": ("sys.svc",),
-                      "i386": ("sys.int80", "sys.vsyscall"),
-                      "x86_64": ("sys.syscall",)}
+PDA_BENCH_SYSCALLS = {a.name: a.pda_bench_syscalls for a in ARCHES.values()
+                      if a.pda_bench_syscalls}
 
 
 def pda_bench_problems(lines, unit):

@@ -23,7 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .guest import CC
+from .arches import HOST_32
+from .guest import static_cc
 
 ENV = "PDA_HOST_I386"
 
@@ -46,7 +47,7 @@ def _probe():
     with tempfile.TemporaryDirectory(prefix="pda-i386-probe.") as tmp:
         src, exe = Path(tmp) / "probe.c", Path(tmp) / "probe"
         src.write_text(_PROBE_C)
-        cc = subprocess.run(CC["i386"].split() + ["-o", str(exe), str(src)],
+        cc = subprocess.run(static_cc(HOST_32) + ["-o", str(exe), str(src)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
         if cc.returncode:

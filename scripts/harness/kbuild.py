@@ -12,11 +12,12 @@ CONFIGS = REPO / "configs"
 
 
 def make_cmd(target, src, bdir, *goals):
-    cc = f"ccache {target.cc}"
-    cmd = ["make", "-C", src, f"O={bdir}", f"ARCH={target.arch}",
-           f"CC={cc}", "HOSTCC=ccache gcc", f"-j{os.cpu_count() or 2}"]
-    if target.cross:
-        cmd.append(f"CROSS_COMPILE={target.cross}")
+    arch = target.arch
+    cmd = ["make", "-C", src, f"O={bdir}", f"ARCH={arch.name}",
+           f"CC=ccache {arch.cc}", "HOSTCC=ccache gcc",
+           f"-j{os.cpu_count() or 2}"]
+    if arch.cross:
+        cmd.append(f"CROSS_COMPILE={arch.cross}")
     return cmd + list(goals)
 
 
@@ -104,5 +105,5 @@ def configure(target, src, bdir, log, extra_fragments=(), unverified=()):
 
 
 def build(target, src, bdir, log, goals=None):
-    run(make_cmd(target, src, bdir, *(goals or target.images)), log,
+    run(make_cmd(target, src, bdir, *(goals or target.arch.images)), log,
         env=make_env(), what=f"[{target.name}] kernel build")

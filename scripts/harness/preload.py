@@ -20,25 +20,11 @@ from pathlib import Path
 from .paths import REPO
 from .progress import StepFailed, run
 
-# Per user-space arch: the compiler (dynamic), where the distribution's
-# package keeps the libraries, and where the guest's loader looks for them.
-ARCHS = {
-    "i386": (["gcc", "-m32", "-isystem", "/usr/include/x86_64-linux-gnu"],
-             "/lib32", "/lib32"),
-    "x86_64": (["gcc"], "/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"),
-    "arm": (["arm-linux-gnueabihf-gcc-12"], "/usr/arm-linux-gnueabihf/lib",
-            "/lib/arm-linux-gnueabihf"),
-    "arm64": (["aarch64-linux-gnu-gcc-12"], "/usr/aarch64-linux-gnu/lib",
-              "/lib/aarch64-linux-gnu"),
-}
-# What the library must answer with on a PDA kernel.
-EXPECT = {"i386": "segment", "x86_64": "segment", "arm": "getcpu_cache",
-          "arm64": "getcpu_cache"}
 TEST = "preload_test"
 
 
 def guest_lib(arch):
-    return f"/usr/lib/pda/{arch}/libpda-getcpu.so"
+    return f"/usr/lib/pda/{arch.name}/libpda-getcpu.so"
 
 
 def readelf(path, what):
@@ -66,7 +52,7 @@ def needed(path):
 def runtime_files(arch, binaries):
     """[(guest path, host file)]: the loader and every library the
     binaries need, transitively, from the package's directory."""
-    _, host_dir, guest_dir = ARCHS[arch]
+    host_dir, guest_dir = arch.libc_dir, arch.guest_libc_dir
     interp = interpreter(binaries[0])
     files = {interp: Path(host_dir) / Path(interp).name}
     todo, seen = list(binaries), set()
@@ -77,30 +63,29 @@ def runtime_files(arch, binaries):
             seen.add(soname)
             host = Path(host_dir) / soname
             if not host.exists():
-                raise StepFailed(f"{arch}: {soname} not in {host_dir} "
+                raise StepFailed(f"{arch.name}: {soname} not in {host_dir} "
                                  "(is the distribution's libc package "
                                  "installed?)")
             files[f"{guest_dir}/{soname}"] = host
             todo.append(host)
     for guest, host in files.items():
         if not host.exists():
-            raise StepFailed(f"{arch}: {host} missing, for {guest}")
+            raise StepFailed(f"{arch.name}: {host} missing, for {guest}")
     return [(g, h.resolve()) for g, h in sorted(files.items())]
 
 
 def build_library(arch, out, log):
-    run(["make", "-C", REPO / "tools/preload", f"ARCH={arch}", f"O={out}"],
-        log, what=f"libpda-getcpu.so ({arch})")
+    run(["make", "-C", REPO / "tools/preload", f"ARCH={arch.name}",
+         f"O={out}"], log, what=f"libpda-getcpu.so ({arch.name})")
     return Path(out) / "libpda-getcpu.so"
 
 
 def build_program(arch, src, exe, tree, log):
     """A dynamically linked guest program, with the kselftest harness."""
-    cc, _, _ = ARCHS[arch]
-    run(cc + ["-O2", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter",
+    run([arch.cc, *arch.cflags, "-O2", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter",
               "-Werror", "-pthread", f"-I{tree}/tools/testing/selftests",
               "-o", exe, src, "-ldl"],
-        log, what=f"{Path(exe).name} ({arch}, dynamic)")
+        log, what=f"{Path(exe).name} ({arch.name}, dynamic)")
     return exe
 
 
@@ -116,9 +101,10 @@ def build(arch, tree, out, log):
     args = ["--lib", where]
     programs = [
         ("preload_plain", exe, args + ["--expect", "none"]),
-        ("preload_ld", exe, args + ["--preload", "--expect", EXPECT[arch]]),
+        ("preload_ld", exe, args + ["--preload", "--expect",
+                                    arch.preload_method]),
         ("preload_ld_rseq_off", exe, args + ["--preload", "--rseq-off",
-                                             "--expect", EXPECT[arch]]),
+                                             "--expect", arch.preload_method]),
     ]
     files = runtime_files(arch, [exe, lib]) + [(where, lib)]
     return programs, files

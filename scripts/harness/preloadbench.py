@@ -26,15 +26,12 @@ from .paths import BUILD, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say
 from .targets import TARGETS
 
-ORDER = ("i386-smp", "i386-up", "arm", "x86_64", "arm64")
+ORDER = tuple(n for n, t in TARGETS.items() if t.preload_bench)
 PROGRAM = "getcpu_bench"
 COMPAT = "getcpu_bench_32"
 BENCH_PREFIX = "getcpu-bench: "
 RUNS = 2
 BOOT_TIMEOUT = 900
-# ARM spins slowly under -icount with several vCPUs (bench.BENCH_CPUS);
-# every case runs pinned to CPU 0 anyway.
-CPUS = {"arm": 1, "arm64": 1}
 CASES = [
     ("real.rseq", "glibc's sched_getcpu(), rseq registered"),
     ("real.norseq", "glibc's, `glibc.pthread.rseq=0`"),
@@ -74,15 +71,13 @@ def programs_of(target):
 
 def initramfs(target, tree, cpio_mtime, strip):
     arch0 = target.user_arch_64 or target.user_arch
-    log = reset_log(LOGS / "preloadbench" / f"user-{arch0}.log")
-    with Phase("preload", f"initramfs ({arch0})", log):
-        init = BUILD / f"bench-user-{arch0}" / "init"
-        run(["make", "-C", REPO / "tests/guest", f"ARCH={arch0}",
-             f"O={init.parent}", f"KSRC={tree}", init], log,
-            what=f"init ({arch0})")
+    log = reset_log(LOGS / "preloadbench" / f"user-{arch0.name}.log")
+    with Phase("preload", f"initramfs ({arch0.name})", log):
+        init = guest.build_init(arch0, tree, BUILD / f"bench-user-{arch0.name}",
+                                log)
         fs = guest.Initramfs(strip(init, arch0, log))
         for name, arch in programs_of(target):
-            out = BUILD / f"preloadbench-{arch}"
+            out = BUILD / f"preloadbench-{arch.name}"
             out.mkdir(parents=True, exist_ok=True)
             lib = strip(preload.build_library(arch, out, log), arch, log)
             exe = strip(preload.build_program(
@@ -92,13 +87,13 @@ def initramfs(target, tree, cpio_mtime, strip):
             fs.add_file_at(preload.guest_lib(arch), lib)
             for path, src in preload.runtime_files(arch, [exe, lib]):
                 fs.add_file_at(path, src)
-        cpio = BUILD / f"preloadbench-{arch0}.cpio"
+        cpio = BUILD / f"preloadbench-{arch0.name}.cpio"
         fs.write(tree, cpio, log, mtime=cpio_mtime)
     return cpio
 
 
 def boot_once(target, label, bdir, cpio, n, bench_args, qemu_args):
-    cpus = CPUS.get(target.name, target.cpus)
+    cpus = target.icount_cpus or target.cpus
     target = dataclasses.replace(target, cpus=cpus)
     console = LOGS / label / f"preloadbench-{n}.console.log"
     with Phase(label, f"preload bench boot {n}/{RUNS} (qemu -icount "
@@ -115,29 +110,30 @@ def boot_once(target, label, bdir, cpio, n, bench_args, qemu_args):
         if {c for c, _ in CASES} - set(rows):
             fail(f"[{label}] {name}: rows missing", console)
         for case in ("preload.rseq", "preload.norseq"):
-            if rows[case]["method"] != preload.EXPECT[arch]:
+            if rows[case]["method"] != arch.preload_method:
                 fail(f"[{label}] {name} {case}: the library answered "
                      f"through {rows[case]['method']}, not "
-                     f"{preload.EXPECT[arch]}", console)
+                     f"{arch.preload_method}", console)
         if any(r["unit"] != "insns" for r in rows.values()):
             fail(f"[{label}] {name}: not instruction counts", console)
     return res
 
 
-def host(i386_ok):
-    """getcpu_bench natively: {build: {case: row in cycles}}."""
+def host(arches):
+    """getcpu_bench natively, each of @arches' builds (the host's own
+    first): {build: {case: row in cycles}}."""
     log = reset_log(LOGS / "preloadbench" / "host.log")
     out = {}
     with Phase("host", "getcpu_bench natively (cycles)", log):
-        seg = guest.build_segbench("x86_64", BUILD / "preloadbench-host" /
+        seg = guest.build_segbench(arches[0], BUILD / "preloadbench-host" /
                                    "segbench", log)
         cal = BUILD / "preloadbench-host" / "cal.json"
         run([seg, "--filter", "cpu.rseq", "--json", "-o", cal], log,
             what="segbench calibration")
         machine = json.loads(cal.read_text())["machine"]
         scale = machine["core_mhz"] / machine["tsc_mhz"]
-        for arch in ("x86_64",) + (("i386",) if i386_ok else ()):
-            d = BUILD / "preloadbench-host" / arch
+        for arch in arches:
+            d = BUILD / "preloadbench-host" / arch.name
             d.mkdir(parents=True, exist_ok=True)
             lib = preload.build_library(arch, d, log)
             exe = preload.build_program(
@@ -148,19 +144,21 @@ def host(i386_ok):
             with open(log, "a") as f:
                 f.write(proc.stdout)
             if proc.returncode:
-                fail(f"getcpu_bench ({arch}) failed natively", log)
+                fail(f"getcpu_bench ({arch.name}) failed natively", log)
             rows = parse(proc.stdout.splitlines())
             for row in rows.values():
                 for k in ("min", "median"):
                     row[k] = round(row[k] * scale, 2)
                 row["unit"] = "cycles"
-            out[arch] = rows
+            out[arch.name] = rows
     return {"machine": machine, "builds": out}
 
 
 def measure(tree, timings, build, strip, bench_args, qemu_args, cpio_mtime,
-            i386_ok, only=None):
-    """build(target, src, label, unverified, timings): bench.py's."""
+            host_arches, only=None):
+    """build(target, src, label, unverified, timings) and
+    bench_args(target): bench.py's; host_arches: the builds to run on the
+    host, its own first."""
     started = time.monotonic()
     results, cpios = {}, {}
     for name in only or ORDER:
@@ -169,8 +167,7 @@ def measure(tree, timings, build, strip, bench_args, qemu_args, cpio_mtime,
         if arch not in cpios:
             cpios[arch] = initramfs(target, tree, cpio_mtime, strip)
         bdir = build(target, tree, f"bench-{name}", (), timings)
-        args = bench_args + ("" if target.arch in ("arm", "arm64")
-                             else " no_timer_check")
+        args = bench_args(target)
         runs = []
         for n in range(1, RUNS + 1):
             start = time.monotonic()
@@ -185,10 +182,11 @@ def measure(tree, timings, build, strip, bench_args, qemu_args, cpio_mtime,
         say(f"[{name}] preload bench: identical in {RUNS} boots")
         results[name] = runs[0]
     start = time.monotonic()
-    native = host(i386_ok)
+    native = host(host_arches)
     timings.append(("host", "getcpu_bench", time.monotonic() - start))
     state = {"guests": results, "host": native, "runs": RUNS,
-             "cpus": {n: CPUS.get(n, TARGETS[n].cpus) for n in results},
+             "cpus": {n: TARGETS[n].icount_cpus or TARGETS[n].cpus
+                      for n in results},
              "minutes": (time.monotonic() - started) / 60}
     STATE.write_text(json.dumps(state, indent=1))
     return state

@@ -17,7 +17,7 @@ from .targets import TARGETS
 def main(target_name, programs, timeout=600, args=""):
     target = TARGETS[target_name]
     bdir = BUILD / (target.kernel or target_name)
-    image = bdir / target.boot_image
+    image = bdir / target.arch.boot_image
     init = guest.user_dir(target.user_arch) / "init"
     for need in (image, init):
         if not Path(need).exists():

@@ -14,6 +14,7 @@ from pathlib import Path
 from .ktap import test_blocks
 from .markers import replace_marked
 from .paths import REPO
+from .targets import TARGETS
 
 STAT = re.compile(r"# pda-stat: (\w+)=(\d+)")
 SPLATS = re.compile(r"# (\d+) suspicious line\(s\) in the")
@@ -23,10 +24,10 @@ KEYS = ("checks", "migrations", "fuzz_iterations", "hotplug_cycles",
         "tlb_checks")
 FIGURE_HEADER = ("CPU reads checked", "migrations", "fuzz iterations",
                  "hotplug cycles", "TLB checks", "splats")
-KINDS = ("i386-smp", "i386-up", "arm", "x86_64", "x86_64-nofsgsbase",
-         "arm64")
-SMP_KINDS = ("i386-smp", "arm", "x86_64", "x86_64-nofsgsbase", "arm64")
-DEBUG_KINDS = ("i386-smp", "arm", "x86_64", "arm64")
+# The kernel kinds: what make check boots in QEMU.
+KINDS = tuple(n for n, t in TARGETS.items() if t.check and not t.bochs)
+SMP_KINDS = tuple(n for n in KINDS if TARGETS[n].cpus > 1)
+DEBUG_KINDS = tuple(n for n in KINDS if TARGETS[n].debug)
 # What a debug run must show: its checkers live (checkfull.debug_active).
 DEBUG_LIVE = ("debug:lockdep_active", "debug:kfence_active",
               "debug:ubsan_built", "debug:debug_vm_built",
@@ -112,7 +113,7 @@ def goals(states, parts, key):
     total["failed"] = sum(r["failed"] for _, r in _runs(states))
     tlb_off = sum(r.get("figures", {}).get("tlb_checks", 0)
                   for _, r in _runs(states) if r["run"] == TLBI_OFF_RUN)
-    tlb_on = kinds["arm64"]["tlb_checks"] - tlb_off
+    tlb_on = kinds[TARGETS[TLBI_OFF_RUN].kernel]["tlb_checks"] - tlb_off
     debug = {}
     for _, r in _runs(states):
         if r["run"].endswith("-debug"):

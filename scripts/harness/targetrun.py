@@ -53,7 +53,7 @@ def _kernel(target, src, bdir, logs, label, extra_fragments, unverified):
     with Phase(label, "configure", log):
         kbuild.configure(target, src, bdir, log, extra_fragments, unverified)
     log = reset_log(logs / "build.log")
-    with Phase(label, "build " + " ".join(target.images), log):
+    with Phase(label, "build " + " ".join(target.arch.images), log):
         kbuild.build(target, src, bdir, log)
 
 
@@ -62,22 +62,17 @@ def user_space(arch, tree):
     if arch in _user_built:
         return _user_built[arch]
     out = guest.user_dir(arch)
-    log = reset_log(LOGS / f"user-{arch}.log")
+    log = reset_log(LOGS / f"user-{arch.name}.log")
     progs = []
-    with Phase(f"user-{arch}", "build guest programs", log):
+    with Phase(f"user-{arch.name}", "build guest programs", log):
         for exe in guest.build_our_tests(arch, tree, out, log):
             args = exe.with_name(exe.name + ".args")
             argv = args.read_text().split() if args.exists() else []
             progs.append((exe.name, exe, argv))
-        # segbench and pda_bench have no arm64 port yet: arm64 runs the
-        # TLB tests instead.
-        if arch != "arm64":
+        if arch.segbench:
             segbench = guest.build_segbench(arch, out / "segbench", log)
             progs.append(("segbench_check", segbench, ["--check"]))
-        if arch in ("i386", "arm"):
-            # What the host tests check of segbench and pda_bench
-            # natively, checked here too (guestout.py): on a host that
-            # cannot run 32-bit programs, this is where it still runs.
+        if arch.bench_checks:
             progs += [(name, segbench, argv)
                       for name, argv in guestout.SEGBENCH.items()]
             progs.append((guestout.PDA_BENCH,
@@ -85,10 +80,9 @@ def user_space(arch, tree):
                           []))
         # Peer suites from the upstream tree, named so nobody mistakes
         # them for ours.
-        if arch in ("i386", "x86_64"):
-            bits = 32 if arch == "i386" else 64
-            for exe in guest.build_x86_selftests(tree, out / "selftests-x86",
-                                                 log, bits):
+        if arch.x86_selftests:
+            for exe in guest.build_x86_selftests(arch, tree,
+                                                 out / "selftests-x86", log):
                 progs.append((f"upstream_x86_{exe.name}", exe, []))
         progs += [(f"upstream_{name}", exe, argv) for name, exe, argv in
                   guest.build_rseq_selftests(arch, tree, out / "rseq", log)]
@@ -136,7 +130,7 @@ def initramfs(target, tree, cpio, programs, extra_dir=None, label=None,
     if extra_dir:
         for arch in extra_archs(target):
             for exe in guest.extra_tests(extra_dir, arch):
-                fs.add_test(f"extra_{arch}_{exe.name}"
+                fs.add_test(f"extra_{arch.name}_{exe.name}"
                             if arch == target.user_arch_64
                             else f"extra_{exe.name}", exe)
     log = LOGS / target.name / "initramfs.log"
@@ -151,7 +145,7 @@ def boot_qemu(target, bdir, cpio, timeout, label=None, icount=False,
     third of it."""
     label = label or target.name
     console = LOGS / label / "console.log"
-    image = Path(bdir) / target.boot_image
+    image = Path(bdir) / target.arch.boot_image
     accel, why = ("tcg", "-icount needs TCG") if icount else \
         boot.accel_for(target, image, cpio)
     with Phase(label, f"boot + tests in QEMU ({accel}: {why}; "

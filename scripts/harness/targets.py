@@ -1,32 +1,82 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kernels we build and boot, in one table."""
+"""The kernels we build and boot, in one table: each target's record
+names its architectures (arches.py) and carries every fact of its own,
+down to which runs boot it; the other modules derive their lists from
+these fields."""
 
 from dataclasses import dataclass, replace
+
+from .arches import ARCHES, Arch
+
+
+@dataclass(frozen=True)
+class Soak:
+    """make check-full's soak of a kernel kind (checkfull.py): pda.scale
+    of the stress tests, of each segment selector fuzzer (0: none), of the
+    other fuzzers it runs, and of the TLB tests (0: none)."""
+    stress: int
+    seg_fuzz: int = 0
+    fuzz: tuple = ()        # (program, scale) pairs
+    tlb: int = 0
 
 
 @dataclass(frozen=True)
 class Target:
     name: str
-    arch: str               # Kbuild ARCH
+    arch: Arch              # the kernel's
     fragments: tuple        # configs/<name>.config merged onto tinyconfig
     cpus: int
-    cross: str = ""         # CROSS_COMPILE
-    cc: str = "gcc"
-    images: tuple = ("vmlinux", "bzImage")
-    boot_image: str = "vmlinux"
-    console: str = "ttyS0"
-    user_arch: str = "i386"     # which user-space build the guest runs
-    user_arch_64: str = ""      # and a 64-bit one on top, named NAME_64
-    qemu_cpu: str = "max,vendor=GenuineIntel"   # QEMU -cpu under TCG
-    machine: str = "virt"       # QEMU -M of the ARM targets
+    qemu_cpu: str           # QEMU -cpu under TCG
+    user_arch: Arch         # which user-space build the guest runs
+    user_arch_64: Arch = None   # and a 64-bit one on top, named NAME_64
     append: str = ""            # kernel arguments of every boot
     kernel: str = ""            # boots the kernel built for this target
+    # TCG even where KVM works: its tests hold the kernel to qemu_cpu.
+    tcg: bool = False
+    # Who boots it, beyond `pda check --only` and `pda quick`.
+    check: bool = False         # make check
+    bochs: bool = False         # make check, in Bochs: kernel's on an ISO
+    debug: bool = False         # make check-full, as NAME-debug too
+    soak: Soak = None           # make check-full's soak, at these scales
+    bench: bool = False         # make bench: pda_bench and segbench
+    census: bool = False        # make bench: the segment census
+    preload_bench: bool = False     # make bench: the preload library
+    tlb_bench: bool = False     # make bench: CONFIG_ARM64_TLBI_LOCAL
+    # CPUs of its pda_bench and preload library boots under -icount, if
+    # not cpus.  QEMU 7.2 runs -icount vCPUs round-robin on one thread,
+    # and a vCPU that busy-waits keeps its whole slice
+    # (bench.BENCH_CPUS_WHY).
+    icount_cpus: int = 0
 
+
+def variant(base, name, **changes):
+    """Another boot of base's: its fields but the name and @changes, and
+    in none of base's runs (make check, bench...) unless @changes says."""
+    return replace(base, **{**dict(
+        name=name, check=False, bochs=False, debug=False, soak=None,
+        bench=False, census=False, preload_bench=False, tlb_bench=False,
+        icount_cpus=0), **changes})
+
+
+I386, X86_64, ARM, ARM64 = (ARCHES[a] for a in ("i386", "x86_64", "arm",
+                                                  "arm64"))
 
 TARGETS = {
-    "i386-smp": Target("i386-smp", "i386", ("base", "x86", "i386", "i386-smp"),
-                       4),
-    "i386-up": Target("i386-up", "i386", ("base", "x86", "i386", "i386-up"), 1),
+    "i386-smp": Target("i386-smp", I386, ("base", "x86", "i386", "i386-smp"),
+                       4, "max,vendor=GenuineIntel", I386, check=True,
+                       debug=True, soak=Soak(6, 10, (("getcpu_cache_fuzz",
+                                                      50),)),
+                       bench=True, census=True, preload_bench=True),
+    "i386-up": Target("i386-up", I386, ("base", "x86", "i386", "i386-up"), 1,
+                      "max,vendor=GenuineIntel", I386, check=True,
+                      soak=Soak(8, 5, (("getcpu_cache_fuzz", 50),)),
+                      bench=True, census=True, preload_bench=True),
+    # ARM spins slowly under -icount with several vCPUs: ARMv7's
+    # cpu_relax() does not end a vCPU's slice (x86's PAUSE does).
+    "arm": Target("arm", ARM, ("base", "arm"), 4, "cortex-a15", ARM,
+                  check=True, debug=True,
+                  soak=Soak(25, fuzz=(("getcpu_cache_fuzz", 20),)),
+                  bench=True, preload_bench=True, icount_cpus=1),
     # user_arch i386: the same static 32-bit programs as the i386 targets;
     # the 64-bit builds come on top.  TCG's
     # "max" has FSGSBASE, so the kernel enables it; "qemu64" has not, so
@@ -40,49 +90,54 @@ TARGETS = {
     # (upstream_x86_sysret_ss_attrs_64), so SMAP is off here and on in
     # x86_64-smap below.  pda.fsgsbase and pda.smap declare what each
     # model has; x86_64_cpu_model holds the kernel to it.
-    "x86_64": Target("x86_64", "x86_64", ("base", "x86", "x86_64"), 4,
-                     user_arch_64="x86_64", qemu_cpu="max,-smap",
-                     append="pda.fsgsbase=1 pda.smap=0"),
-    "x86_64-nofsgsbase": Target("x86_64-nofsgsbase", "x86_64",
-                                ("base", "x86", "x86_64"), 4,
-                                user_arch_64="x86_64", qemu_cpu="qemu64",
-                                kernel="x86_64",
-                                append="pda.fsgsbase=0 pda.smap=0"),
-    "arm": Target("arm", "arm", ("base", "arm"), 4,
-                  cross="arm-linux-gnueabihf-",
-                  cc="arm-linux-gnueabihf-gcc-12",
-                  images=("zImage",), boot_image="arch/arm/boot/zImage",
-                  console="ttyAMA0", user_arch="arm", qemu_cpu="cortex-a15"),
+    "x86_64": Target("x86_64", X86_64, ("base", "x86", "x86_64"), 4,
+                     "max,-smap", I386, X86_64,
+                     append="pda.fsgsbase=1 pda.smap=0", tcg=True,
+                     check=True, debug=True,
+                     soak=Soak(5, 10, (("getcpu_cache_fuzz", 50),
+                                       ("getcpu_cache_fuzz_64", 50),
+                                       ("x86_64_gs_fuzz_64", 20))),
+                     bench=True, census=True, preload_bench=True),
+    "x86_64-nofsgsbase": Target("x86_64-nofsgsbase", X86_64,
+                                ("base", "x86", "x86_64"), 4, "qemu64", I386,
+                                X86_64, kernel="x86_64",
+                                append="pda.fsgsbase=0 pda.smap=0", tcg=True,
+                                check=True,
+                                soak=Soak(2, fuzz=(("x86_64_gs_fuzz_64",
+                                                    20),))),
     # CONFIG_ARM64_TLBI_LOCAL is off unless asked for: tlbi_local=on.
     # Under TCG a local TLBI flushes only the issuing vCPU's TLB and an
     # inner-shareable one every vCPU's, so a local flush while another
     # vCPU runs the mm shows as a stale translation.  A missed catch-up
     # flush cannot show: QEMU's TLB has no ASID tags, so a vCPU empties
     # it whenever TTBR's ASID changes (QEMU's vmsa_ttbr_write()).
-    "arm64": Target("arm64", "arm64", ("base", "arm64"), 4,
-                    cross="aarch64-linux-gnu-",
-                    cc="aarch64-linux-gnu-gcc-12",
-                    images=("Image",), boot_image="arch/arm64/boot/Image",
-                    console="ttyAMA0", user_arch="arm64",
-                    qemu_cpu="cortex-a57", machine="virt,virtualization=on",
-                    append="tlbi_local=on"),
+    # Its make bench boots of the preload library run every case pinned
+    # to CPU 0 anyway: one CPU, as arm's.
+    "arm64": Target("arm64", ARM64, ("base", "arm64"), 4, "cortex-a57", ARM64,
+                    append="tlbi_local=on", check=True, debug=True,
+                    soak=Soak(8, fuzz=(("getcpu_cache_fuzz", 100),), tlb=2),
+                    preload_bench=True, tlb_bench=True, icount_cpus=1),
 }
 # make check-full's debug variants: the same kernels plus configs/debug.config
 # (lockdep, UBSAN, KFENCE, DEBUG_VM...).
-for _base in ("i386-smp", "arm", "x86_64", "arm64"):
-    _t = TARGETS[_base]
-    TARGETS[f"{_base}-debug"] = replace(_t, name=f"{_base}-debug",
-                                        fragments=_t.fragments + ("debug",))
-DEBUG_ORDER = ("i386-smp-debug", "arm-debug", "x86_64-debug", "arm64-debug")
+for _t in [t for t in TARGETS.values() if t.debug]:
+    TARGETS[f"{_t.name}-debug"] = variant(_t, f"{_t.name}-debug",
+                                          fragments=_t.fragments + ("debug",))
 # The arm64 kernel again with CONFIG_ARM64_TLBI_LOCAL left off, its default:
 # its TLB tests must pass when every flush broadcasts, too.
-TARGETS["arm64-tlbi-off"] = replace(TARGETS["arm64"], name="arm64-tlbi-off",
+TARGETS["arm64-tlbi-off"] = variant(TARGETS["arm64"], "arm64-tlbi-off",
                                     kernel="arm64", append="")
 # The x86_64 kernel on "max" with SMAP: every access the series makes to
 # user memory (getcpu_cache's word, the %gs base reads) under SMAP.
-TARGETS["x86_64-smap"] = replace(TARGETS["x86_64"], name="x86_64-smap",
+TARGETS["x86_64-smap"] = variant(TARGETS["x86_64"], "x86_64-smap",
                                  kernel="x86_64", qemu_cpu="max",
                                  append="pda.fsgsbase=1 pda.smap=1")
+# The i386 kernels' bzImage on an isolinux ISO, in Bochs: bochs-up is the
+# legacy single-core machine with CONFIG_X86_PDA_UP_NOSEG.
+TARGETS["bochs"] = variant(TARGETS["i386-smp"], "bochs", cpus=2,
+                           kernel="i386-smp", check=True, bochs=True)
+TARGETS["bochs-up"] = variant(TARGETS["i386-up"], "bochs-up", cpus=1,
+                              kernel="i386-up", check=True, bochs=True)
 
-CHECK_ORDER = ("i386-smp", "i386-up", "arm", "x86_64", "x86_64-nofsgsbase",
-               "arm64")
+# make check's boots, in order.
+CHECK_ORDER = tuple(n for n, t in TARGETS.items() if t.check)

@@ -47,10 +47,10 @@ from .guestout import parse_bench_lines, PREFIX
 from .ktap import test_blocks
 from .markers import replace_marked
 from .paths import BUILD, LOGS, REPO
-from .progress import Phase, StepFailed, fail, reset_log, run, say
+from .progress import Phase, StepFailed, fail, reset_log, say
 from .targets import TARGETS
 
-TARGET = "arm64"
+TARGET = next(n for n, t in TARGETS.items() if t.tlb_bench)
 OPTION = "CONFIG_ARM64_TLBI_LOCAL"
 TLB_PREFIX = "tlb-bench: "
 PROGRAM = "tlb_bench"
@@ -86,7 +86,7 @@ ICOUNT_ARGS = ["-r", str(REPS), "-n", "200", "ctxsw"]
 MTTCG = "tcg,thread=multi"
 WALL_CPUS = 4
 # Under -icount QEMU 7.2 runs the vCPUs round-robin on one thread (see
-# bench.BENCH_CPUS); the ping-pong is on CPU 0 only, and 2 CPUs keep a
+# bench.BENCH_CPUS_WHY); the ping-pong is on CPU 0 only, and 2 CPUs keep a
 # second CPU that holds other mms, as on a real SMP system.
 ICOUNT_CPUS = 2
 ICOUNT_RUNS = 2
@@ -96,18 +96,18 @@ OFF_SLACK = 5
 # What is booted to measure what: (key, kernel, kernel arguments), the
 # wall/counts boots and the -icount boots.
 ON = "tlbi_local=on"
-WALL_BOOTS = (("mainline", "mainline-arm64", ""),
-              ("off", "bench-arm64", ""),
-              ("on", "bench-arm64", ON))
+WALL_BOOTS = (("mainline", f"mainline-{TARGET}", ""),
+              ("off", f"bench-{TARGET}", ""),
+              ("on", f"bench-{TARGET}", ON))
 # The "-jl" kernels are the same with CONFIG_JUMP_LABEL=y, as
 # distributions build them: there a static-key test is one NOP.
-ICOUNT_BOOTS = (("n", "bench-arm64-tlbi-n", ""),
-                ("off", "bench-arm64", ""),
-                ("on", "bench-arm64", ON),
-                ("mainline", "mainline-arm64", ""),
-                ("n-jl", "bench-arm64-tlbi-n-jl", ""),
-                ("off-jl", "bench-arm64-jl", ""),
-                ("on-jl", "bench-arm64-jl", ON))
+ICOUNT_BOOTS = (("n", f"bench-{TARGET}-tlbi-n", ""),
+                ("off", f"bench-{TARGET}", ""),
+                ("on", f"bench-{TARGET}", ON),
+                ("mainline", f"mainline-{TARGET}", ""),
+                ("n-jl", f"bench-{TARGET}-tlbi-n-jl", ""),
+                ("off-jl", f"bench-{TARGET}-jl", ""),
+                ("on-jl", f"bench-{TARGET}-jl", ON))
 ICOUNT_WHAT = {"n": "PDA, ARM64_TLBI_LOCAL=n",
                "off": "PDA, =y, booted without tlbi_local=on (off)",
                "on": "PDA, =y, booted with tlbi_local=on",
@@ -183,12 +183,12 @@ def kernels(pristine, tree, unverified, timings, bench_config):
     jump_label = generated_fragment("jump-label", "CONFIG_JUMP_LABEL=y")
     out = {}
     for label, src, frags, unv in (
-            ("mainline-arm64", pristine, (bench_config,), unverified),
-            ("bench-arm64", tree, (bench_config,), ()),
-            ("bench-arm64-tlbi-n", tree,
+            (f"mainline-{TARGET}", pristine, (bench_config,), unverified),
+            (f"bench-{TARGET}", tree, (bench_config,), ()),
+            (f"bench-{TARGET}-tlbi-n", tree,
              (bench_config, option_off_fragment()), ()),
-            ("bench-arm64-jl", tree, (bench_config, jump_label), ()),
-            ("bench-arm64-tlbi-n-jl", tree,
+            (f"bench-{TARGET}-jl", tree, (bench_config, jump_label), ()),
+            (f"bench-{TARGET}-tlbi-n-jl", tree,
              (bench_config, option_off_fragment(), jump_label), ())):
         start = time.monotonic()
         out[label] = targetrun.kernel(target, src, label=label,
@@ -199,7 +199,7 @@ def kernels(pristine, tree, unverified, timings, bench_config):
 
 
 def size_of(path):
-    out = subprocess.run(["aarch64-linux-gnu-size", str(path)],
+    out = subprocess.run([f"{TARGETS[TARGET].arch.cross}size", str(path)],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True)
     if out.returncode:
@@ -218,32 +218,21 @@ def option_of(bdir, option=OPTION):
 # ------------------------------------------------------ user space
 
 def user_space(tree, cpio_mtime):
-    """/init and tlb_bench for arm64, stripped (bench.stripped() says
-    why), in one initramfs per use: (wall, icount) cpio paths."""
-    out = BUILD / "bench-user-arm64"
-    log = reset_log(LOGS / "bench-user-arm64.log")
-    with Phase("user-arm64", "build init, tlb_bench", log):
-        init = out / "init"
-        run(["make", "-C", REPO / "tests/guest", "ARCH=arm64", f"O={out}",
-             f"KSRC={tree}", init], log, what="init (arm64)")
-        exe = out / PROGRAM
-        src = REPO / "tests/bench" / f"{PROGRAM}.c"
-        if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
-            run(guest.CC["arm64"].split() +
-                ["-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", exe,
-                 src], log, what="tlb_bench (arm64)")
-        stripped = []
-        for f in (init, exe):
-            s = f.with_name(f.name + ".stripped")
-            run(["aarch64-linux-gnu-strip", "--strip-all",
-                 "--remove-section=.note.gnu.build-id", "-o", s, f], log,
-                what=f"strip {f.name}")
-            stripped.append(s)
+    """/init and tlb_bench for the target's user space, stripped
+    (guest.stripped() says why), in one initramfs per use: (wall, icount)
+    cpio paths."""
+    arch = TARGETS[TARGET].user_arch
+    out = BUILD / f"bench-user-{arch.name}"
+    log = reset_log(LOGS / f"bench-user-{arch.name}.log")
+    with Phase(f"user-{arch.name}", "build init, tlb_bench", log):
+        init = guest.build_init(arch, tree, out, log)
+        exe = guest.build_bench_program(PROGRAM, arch, out, log)
+        stripped = [guest.stripped(f, arch, log) for f in (init, exe)]
     cpios = []
     for kind, argv in (("wall", WALL_ARGS), ("icount", ICOUNT_ARGS)):
         fs = guest.Initramfs(stripped[0])
         fs.add_test(PROGRAM, stripped[1], argv)
-        cpio = BUILD / f"bench-arm64-{kind}.cpio"
+        cpio = BUILD / f"bench-{TARGET}-{kind}.cpio"
         fs.write(tree, cpio, log, mtime=cpio_mtime)
         cpios.append(cpio)
     return cpios
@@ -259,7 +248,7 @@ def boot_one(label, bdir, cpio, name, cpus, append, icount, qemu_args=()):
     how = "qemu -icount shift=0" if icount else f"-accel {MTTCG}"
     with Phase(label, f"tlb_bench {name} ({how}, {cpus} CPUs)", console):
         outcome, rep = boot.qemu(
-            target, Path(bdir) / target.boot_image, cpio, console,
+            target, Path(bdir) / target.arch.boot_image, cpio, console,
             BOOT_TIMEOUT, "tcg" if icount else MTTCG,
             boot.kernel_args(target, BOOT_TIMEOUT * 2 // 3, append),
             icount=icount, qemu_args=qemu_args)
@@ -313,7 +302,7 @@ def measure(pristine, tree, unverified, timings, bench_args, qemu_args,
                             "jump_label": option_of(b, "CONFIG_JUMP_LABEL"),
                             "size": size_of(Path(b) / "vmlinux"),
                             "bdir": str(b)} for label, b in bdirs.items()},
-        "object": size_of(Path(bdirs["bench-arm64"]) /
+        "object": size_of(Path(bdirs[f"bench-{TARGET}"]) /
                           "arch/arm64/mm/tlbi_local.o"),
         "wall": wall, "icount": icount,
         "wall_cpus": WALL_CPUS, "icount_cpus": ICOUNT_CPUS,
@@ -340,7 +329,7 @@ def machine():
 
 
 def qemu_version():
-    out = subprocess.run(["qemu-system-aarch64", "--version"],
+    out = subprocess.run([TARGETS[TARGET].arch.qemu, "--version"],
                          stdout=subprocess.PIPE, text=True).stdout
     return out.splitlines()[0] if out else "QEMU"
 
@@ -567,8 +556,9 @@ def switch_verdict(state):
 def size_table(state):
     rows = []
     ks = state["kernels"]
-    n = ks["bench-arm64-tlbi-n"]["size"]
-    for label in ("mainline-arm64", "bench-arm64-tlbi-n", "bench-arm64"):
+    n = ks[f"bench-{TARGET}-tlbi-n"]["size"]
+    for label in (f"mainline-{TARGET}", f"bench-{TARGET}-tlbi-n",
+                  f"bench-{TARGET}"):
         if label not in ks:
             continue
         s = ks[label]["size"]
@@ -697,8 +687,9 @@ def results_json(state):
                        f"{state['icount_cpus']} CPUs, {ICOUNT_RUNS} boots",
                        "wall_ratio": "TCG only: a broadcast stops every "
                        "vCPU; bounds the gain, does not predict it",
-                       "off": "bench-arm64 booted without tlbi_local=on",
-                       "on": f"bench-arm64 booted with {ON}",
+                       "off": f"bench-{TARGET} booted without "
+                       "tlbi_local=on",
+                       "on": f"bench-{TARGET} booted with {ON}",
                        "off_slack": f"built and off within {OFF_SLACK} "
                        "instructions per switch of n: reported, not "
                        "enforced"},

@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The architectures, in one table: every fact the harness knows of one.
+
+A target (targets.py) names the arch record of its kernel and of its
+user space; the other modules read these fields and never branch on an
+architecture's name.  tools/arch.mk holds the same compilers for the
+Makefiles (a host test holds the two to each other).
+"""
+
+from dataclasses import dataclass
+
+# Debian 12 has no gcc-multilib next to the ARM cross compilers (they
+# conflict), so -m32 needs the i386 headers libc6-dev-i386 ships, which
+# live in the x86_64 multiarch directory.
+MULTIARCH_HEADERS = ("-isystem", "/usr/include/x86_64-linux-gnu")
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str           # Kbuild's ARCH, and ARCH= of tests/guest and tools/
+    family: str         # make check-full's debug-FAMILY and soak-FAMILY parts
+    bits: int
+    cc: str             # the C compiler, of the kernel and of user space
+    cflags: tuple       # what user space adds to it (arch.mk's ARCH_CFLAGS)
+    cross: str          # CROSS_COMPILE: binutils' prefix (strip, size)
+    qemu: str           # QEMU's system emulator
+    machine: str        # its -M
+    console: str
+    images: tuple       # what Kbuild builds
+    boot_image: str     # which of them QEMU boots
+    # Why its guests never run under KVM on this (x86) host; "": they may.
+    no_kvm: str
+    # Kernel arguments of its make bench boots under -icount, beyond
+    # bench.BENCH_ARGS.
+    icount_args: str
+    # The distribution's directory of the C library and dynamic loader,
+    # and where the guest's loader looks for them (preload.py).
+    libc_dir: str
+    guest_libc_dir: str
+    # What libpda-getcpu.so must answer with on a PDA kernel.
+    preload_method: str
+    # Which programs its guests get beyond tests/guest and the upstream
+    # rseq selftests: tools/segbench (the port exists); pda_bench's null
+    # system call rows by entry path (none: no port); the output checks
+    # the host tests make of both natively (guestout.py), which a host
+    # that cannot run 32-bit programs leaves to these guests; the
+    # upstream x86 selftests, built for this arch's bits.
+    segbench: bool
+    pda_bench_syscalls: tuple
+    bench_checks: bool
+    x86_selftests: bool
+
+
+_X86 = dict(family="x86", cc="gcc", cross="", machine="pc",
+            console="ttyS0", images=("vmlinux", "bzImage"),
+            boot_image="vmlinux", no_kvm="",
+            # Skip the IO-APIC timer check, ~10 s of TCG time spinning on
+            # RDTSC (an I/O instruction under -icount) at every boot;
+            # QEMU's timer works.
+            icount_args="no_timer_check",
+            preload_method="segment", segbench=True, x86_selftests=True)
+_ARM = dict(family="arm", console="ttyAMA0",
+            no_kvm="host is x86; no KVM for ARM guests", icount_args="",
+            preload_method="getcpu_cache", x86_selftests=False)
+
+ARCHES = {a.name: a for a in (
+    Arch("i386", bits=32, cflags=("-m32",) + MULTIARCH_HEADERS,
+         qemu="qemu-system-i386", libc_dir="/lib32", guest_libc_dir="/lib32",
+         pda_bench_syscalls=("sys.int80", "sys.vsyscall"), bench_checks=True,
+         **_X86),
+    Arch("x86_64", bits=64, cflags=(), qemu="qemu-system-x86_64",
+         libc_dir="/lib/x86_64-linux-gnu",
+         guest_libc_dir="/lib/x86_64-linux-gnu",
+         pda_bench_syscalls=("sys.syscall",), bench_checks=False, **_X86),
+    Arch("arm", bits=32, cc="arm-linux-gnueabihf-gcc-12", cflags=(),
+         cross="arm-linux-gnueabihf-", qemu="qemu-system-arm",
+         machine="virt", images=("zImage",),
+         boot_image="arch/arm/boot/zImage",
+         libc_dir="/usr/arm-linux-gnueabihf/lib",
+         guest_libc_dir="/lib/arm-linux-gnueabihf", segbench=True,
+         pda_bench_syscalls=("sys.svc",), bench_checks=True, **_ARM),
+    # Entered at EL2, as on a host (virtualization=on).  segbench and
+    # pda_bench have no arm64 port yet: arm64 runs the TLB tests instead.
+    Arch("arm64", bits=64, cc="aarch64-linux-gnu-gcc-12", cflags=(),
+         cross="aarch64-linux-gnu-", qemu="qemu-system-aarch64",
+         machine="virt,virtualization=on", images=("Image",),
+         boot_image="arch/arm64/boot/Image",
+         libc_dir="/usr/aarch64-linux-gnu/lib",
+         guest_libc_dir="/lib/aarch64-linux-gnu", segbench=False,
+         pda_bench_syscalls=(), bench_checks=False, **_ARM),
+)}
+
+# The machine the harness runs on: x86-64, which may also run 32-bit
+# programs (hostcaps.i386() finds out).
+HOST = ARCHES["x86_64"]
+HOST_32 = ARCHES["i386"]

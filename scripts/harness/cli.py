@@ -5,7 +5,9 @@ import argparse
 import sys
 
 from . import bench, bisect, check, checkfull, export, quick, run
+from .arches import ARCHES
 from .progress import StepFailed, say
+from .targets import CHECK_ORDER, TARGETS
 
 
 def seed_arg(text):
@@ -17,15 +19,19 @@ def seed_arg(text):
 
 
 def main(argv):
+    # Target names are checked here, before any work: an unknown one is
+    # an error that lists the known ones.
+    qemu = [n for n, t in TARGETS.items() if not t.bochs]
+    benched = bench.BENCH_ORDER + (bench.TLB_TARGET, bench.CENSUS,
+                                   bench.PRELOAD)
     ap = argparse.ArgumentParser(prog="pda")
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check", help="the whole test suite")
     c.add_argument("--extra-tests", metavar="DIR",
-                   help="also run DIR/{i386,x86_64,arm,arm64}/* in the "
+                   help=f"also run DIR/{{{','.join(ARCHES)}}}/* in the "
                    "guests")
-    c.add_argument("--only", nargs="+", metavar="TARGET",
-                   help="i386-smp i386-up arm x86_64 x86_64-nofsgsbase arm64 "
-                   "bochs bochs-up (default: all)")
+    c.add_argument("--only", nargs="+", metavar="TARGET", choices=TARGETS,
+                   help=f"{' '.join(CHECK_ORDER)} (default: all)")
     c.add_argument("--seed", type=seed_arg,
                    help="the fuzzers' seed (default: their fixed one)")
     f = sub.add_parser("check-full", help="make check, the debug kernels, "
@@ -38,21 +44,23 @@ def main(argv):
                    "parts' state")
     f.add_argument("--seed", type=seed_arg,
                    help="the fuzzers' seed (default: a random one)")
-    sub.add_parser("run", help="build i386-smp, boot it, show the "
+    sub.add_parser("run", help=f"build {run.TARGET}, boot it, show the "
                    "CPU-number methods with their cost")
     b = sub.add_parser("bench", help="mainline 6.12 against PDA, per "
                        "target; writes results/REPORT.md and the README "
                        "headline")
-    b.add_argument("--only", nargs="+", metavar="TARGET",
-                   help="i386-smp i386-up arm x86_64 arm64 census preload "
-                   "(default: all; a subset leaves the README's bench "
-                   "table alone; arm64 alone: the TLBI section only; "
-                   "census or preload alone: that part only)")
+    b.add_argument("--only", nargs="+", metavar="TARGET", choices=benched,
+                   help=f"{' '.join(benched)} (default: all; a subset "
+                   "leaves the README's bench table alone; "
+                   f"{bench.TLB_TARGET} alone: the TLBI section only; "
+                   f"{bench.CENSUS} or {bench.PRELOAD} alone: that part "
+                   "only)")
     b.add_argument("--report-only", action="store_true",
                    help="write results/ again from the last run's figures")
     sub.add_parser("tree", help="only make the patched tree")
     q = sub.add_parser("quick", help="boot a built kernel with just PROGs")
-    q.add_argument("target")
+    q.add_argument("target", choices=qemu, metavar="target",
+                   help=" ".join(qemu))
     q.add_argument("progs", nargs="+", metavar="PROG[:ARGS]")
     q.add_argument("--timeout", type=int, default=600)
     q.add_argument("--append", default="", help="extra kernel arguments")
@@ -64,8 +72,8 @@ def main(argv):
                    "offsets after a hand edit")
     p.add_argument("--check", action="store_true",
                    help="also apply the export patch by patch to a pristine "
-                   "tree and build i386-smp with W=1 after each: no build "
-                   "failure, no new warning")
+                   f"tree and build {bisect.TARGET} with W=1 after each: "
+                   "no build failure, no new warning")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "check":

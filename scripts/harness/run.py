@@ -13,10 +13,12 @@ from .paths import BUILD
 from .progress import say, tail
 from .targets import TARGETS
 
+TARGET = "i386-smp"
+
 
 def main():
     _, tree = check.patched_tree()
-    target = TARGETS["i386-smp"]
+    target = TARGETS[TARGET]
     bdir = targetrun.kernel(target, tree)
     _, progs = targetrun.user_space(target.user_arch, tree)
     segbench = [exe for name, exe, _ in progs if name == "segbench_check"]

@@ -22,45 +22,25 @@ next kernel builds (TCG uses one host core).
 
 import concurrent.futures
 import csv
-import dataclasses
 import json
-import re
-import subprocess
 import time
 from pathlib import Path
 
-from . import benchreport, boot, census, censusreport, check, guest, \
-    hostcaps, kbuild, ktap, preloadbench, source, targetrun, tlbbench
+from . import benchlib, benchparts, benchreport, check, guest, hostcaps, \
+    kbuild, ktap, source
 from .arches import HOST, HOST_32
+from .benchlib import BENCH_CONFIG, RUNS, build, size_of
 from .guestout import parse_bench_lines
 from .ktap import test_blocks
 from .paths import BUILD, LOGS, REPO
-from .progress import Phase, StepFailed, fail, reset_log, run, say
+from .progress import Phase, fail, reset_log, run, say
 from .targets import TARGETS
 
 BENCH_ORDER = tuple(n for n, t in TARGETS.items() if t.bench)
-# After them, arm64 measures its own question (tlbbench.py: patch 0011's
-# local TLB invalidation), not pda_bench's rows.
-TLB_TARGET = tlbbench.TARGET
-# And the segment census (census.py) of make bench's x86 kernels;
-# `--only census` runs it alone.
-CENSUS = "census"
-# And the preload library's sched_getcpu() (preloadbench.py); `--only
-# preload` alone.
-PRELOAD = "preload"
-BOOT_TIMEOUT = 900
-RUNS = 2
-# Kernel arguments of every bench boot: the guest counts instructions, and
-# user-space addresses are not randomised (one more source of difference).
-# Each arch may add its own (bench_args()).
-BENCH_ARGS = "pda.icount norandmaps"
-# The same seed for QEMU's guest RNG (RDRAND, the ARM DT rng-seed) on
-# every boot, and an RTC that follows virtual time from a fixed date.
-QEMU_ARGS = ("-seed", "1", "-rtc", "base=2026-01-01T00:00:00,clock=vm")
-# The initramfs is byte-identical from run to run: every entry gets this
-# mtime (2026-01-01, the RTC's date).  With each file's own mtime, ARM's
-# context-switch figures moved by a few instructions between runs.
-CPIO_MTIME = 1767225600
+# What `--only` takes: these targets, and the parts after them (arm64's
+# TLB invalidation, the segment census, the preload library), each of
+# which alone runs that part only.
+ONLY_CHOICES = BENCH_ORDER + tuple(p.name for p in benchparts.PARTS)
 # segbench in the guests: the CPU-number methods and single-thread
 # per-CPU increments; CSV so each row is one console line.
 GUEST_SEGBENCH = {
@@ -72,8 +52,6 @@ GUEST_SEGBENCH = {
 # a 64-bit kernel): its blocks are NAME_32, its rows ROW + COMPAT_ROW.
 COMPAT_BLOCK = "_32"
 COMPAT_ROW = ".ia32"
-# The bench kernels, mainline and PDA: test-only options off.
-BENCH_CONFIG = REPO / "configs/bench.config"
 # i386-up's PDA kernel once more, with UP NOSEG off: the option's own size.
 NOSEG_OFF_CONFIG = REPO / "configs/bench-noseg-off.config"
 # Everything a run measured, so that --report-only can write results/ again.
@@ -157,27 +135,6 @@ def differences(runs):
 
 # ------------------------------------------------------- the kernels
 
-def read_config(path):
-    """{CONFIG_X: value} of a built .config."""
-    have = {}
-    for line in Path(path).read_text().splitlines():
-        m = re.match(r"^(CONFIG_\w+)=(.*)$", line)
-        if m:
-            have[m.group(1)] = m.group(2).strip('"')
-    return have
-
-
-def size_of(target, path):
-    """(text, data, bss) of an ELF file, by binutils' size (Berkeley)."""
-    tool = f"{target.arch.cross}size"
-    out = subprocess.run([tool, str(path)], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
-    if out.returncode:
-        raise StepFailed(f"{tool} {path} failed:\n{out.stdout}")
-    text, data, bss = out.stdout.splitlines()[1].split()[:3]
-    return {"text": int(text), "data": int(data), "bss": int(bss)}
-
-
 def series_objects(target, pda_dir, mainline_dir):
     """{object: size} for each object file only the PDA build has."""
     objs = {}
@@ -189,16 +146,6 @@ def series_objects(target, pda_dir, mainline_dir):
             continue
         objs[str(rel)] = size_of(target, obj)
     return objs
-
-
-def build(target, src, label, unverified, timings,
-          fragments=(BENCH_CONFIG,)):
-    """label: the build directory and log directory under the cache."""
-    start = time.monotonic()
-    bdir = targetrun.kernel(target, src, label=label, unverified=unverified,
-                            extra_fragments=fragments)
-    timings.append((label, "configure + build", time.monotonic() - start))
-    return bdir
 
 
 def option_costs(target, tree, bench_pda_dir, timings):
@@ -232,60 +179,45 @@ def option_costs(target, tree, bench_pda_dir, timings):
 
 # ------------------------------------------------------ user space
 
-def user_space(arch, tree):
-    """/init, pda_bench and segbench for arch: only what the bench boots."""
-    out = BUILD / f"bench-user-{arch.name}"
-    log = reset_log(LOGS / f"bench-user-{arch.name}.log")
-    with Phase(f"user-{arch.name}", "build init, pda_bench, segbench", log):
-        init = guest.build_init(arch, tree, out, log)
-        pda_bench = guest.build_pda_bench(arch, out, log)
-        segbench = guest.build_segbench(arch, out / "segbench", log)
-    return init, pda_bench, segbench
-
-
 def bench_arch(target):
     """The user space a target's bench boots run: the native one."""
     return target.user_arch_64 or target.user_arch
 
 
-def bench_args(target):
-    """The kernel arguments of a target's bench boots."""
-    return " ".join(filter(None, (BENCH_ARGS, target.arch.icount_args)))
-
-
-def initramfs(target, tree, user, segbench32=None):
-    """segbench32: the 32-bit segbench, also run (x86_64)."""
+def initramfs(target, tree):
+    """/init, pda_bench and segbench of the target's native user space;
+    on x86_64 the 32-bit segbench too."""
     arch = bench_arch(target)
-    log = reset_log(LOGS / f"bench-{arch.name}.initramfs.log")
-    init, pda_bench, segbench = (guest.stripped(exe, arch, log)
-                                 for exe in user)
-    cpio = BUILD / f"bench-{arch.name}.cpio"
-    fs = guest.Initramfs(init)
-    fs.add_test("pda_bench", pda_bench)
-    for name, argv in GUEST_SEGBENCH.items():
-        fs.add_test(name, segbench, argv)
-    if segbench32:
-        segbench32 = guest.stripped(segbench32, target.user_arch, log)
+    out = BUILD / f"bench-user-{arch.name}"
+    log = reset_log(LOGS / f"bench-user-{arch.name}.log")
+    with Phase(f"user-{arch.name}", "initramfs: init, pda_bench, segbench",
+               log):
+        fs = benchlib.initramfs(arch, tree, out, log)
+        fs.add_test("pda_bench", guest.stripped(
+            guest.build_pda_bench(arch, out, log), arch, log))
+        segbench = guest.stripped(guest.build_segbench(
+            arch, out / "segbench", log), arch, log)
         for name, argv in GUEST_SEGBENCH.items():
-            fs.add_test(name + COMPAT_BLOCK, segbench32, argv)
-    fs.write(tree, cpio, log, mtime=CPIO_MTIME)
-    return cpio
+            fs.add_test(name, segbench, argv)
+        if target.user_arch_64:
+            arch32 = target.user_arch
+            segbench32 = guest.stripped(guest.build_segbench(
+                arch32, BUILD / f"bench-user-{arch32.name}" / "segbench",
+                log), arch32, log)
+            for name, argv in GUEST_SEGBENCH.items():
+                fs.add_test(name + COMPAT_BLOCK, segbench32, argv)
+        return benchlib.write_initramfs(fs, tree,
+                                        BUILD / f"bench-{arch.name}.cpio",
+                                        log)
 
 
 # ------------------------------------------------------------ boots
 
 def boot_once(target, label, bdir, cpio, n):
-    target = dataclasses.replace(target,
-                                 cpus=target.icount_cpus or target.cpus)
     console = LOGS / label / f"bench-{n}.console.log"
-    with Phase(label, f"bench boot {n}/{RUNS} (qemu -icount shift=0, "
-               f"{target.cpus} CPUs)", console):
-        outcome, rep = boot.icount(target, bdir, cpio, console, BOOT_TIMEOUT,
-                                   bench_args(target), QEMU_ARGS)
-    if outcome != boot.PASS:
-        fail(f"[{label}] bench boot {n}: {boot.describe(outcome, rep)}",
-             console)
-    res = parse_console(console.read_text(errors="replace"))
+    res = parse_console(benchlib.icount_boot(target, label, bdir, cpio,
+                                             console,
+                                             f"bench boot {n}/{RUNS}"))
     if res["failed"] or not res["ops"]:
         fail(f"[{label}] pda_bench failed: " +
              ("; ".join(res["failed"]) or "no figures"), console)
@@ -300,20 +232,9 @@ def boot_once(target, label, bdir, cpio, n):
 
 def boot_variant(target, label, bdir, cpio, timings):
     """Boot RUNS times; the figures must be identical every time."""
-    runs = []
-    for n in range(1, RUNS + 1):
-        start = time.monotonic()
-        runs.append(boot_once(target, label, bdir, cpio, n))
-        timings.append((label, f"boot {n}", time.monotonic() - start))
-    diffs = differences(runs)
-    if diffs:
-        raise StepFailed(
-            f"[{label}] instruction counts differ between the {RUNS} "
-            "boots:\n    " + "\n    ".join(diffs) + "\n  logs: " +
-            ", ".join(r["console"] for r in runs))
-    say(f"[{label}] {len(runs[0]['ops']) + len(runs[0]['segbench'])} "
-        f"rows, identical in {RUNS} boots")
-    return runs
+    return benchlib.boot_until_identical(
+        label, "boot", lambda n: boot_once(target, label, bdir, cpio, n),
+        differences, timings, f"{LOGS / label}/bench-*.console.log")
 
 
 # ------------------------------------------------------------ host
@@ -349,50 +270,27 @@ def _raise_failed_boot(variants):
             raise fut.exception()
 
 
-def tlb_part(pristine, tree, unverified, timings, alone=False):
-    return tlbbench.main(pristine, tree, unverified, timings, BENCH_ARGS,
-                         QEMU_ARGS, CPIO_MTIME, BENCH_CONFIG, alone)
-
-
-def census_part(pristine, tree, unverified, timings, only=None):
-    return census.measure(
-        pristine, tree, unverified, timings, build, guest.stripped,
-        bench_args, QEMU_ARGS, CPIO_MTIME, guest.build_segbench,
-        HOST_32 if hostcaps.i386()[0] else HOST, only)
-
-
-def preload_part(tree, timings, only=None):
-    return preloadbench.measure(
-        tree, timings, build, guest.stripped, bench_args, QEMU_ARGS,
-        CPIO_MTIME, (HOST,) + ((HOST_32,) if hostcaps.i386()[0] else ()),
-        only)
-
-
 def main(only=None):
     started = time.monotonic()
-    with_tlb = not only or TLB_TARGET in only
-    with_census = not only or CENSUS in only
-    with_preload = not only or PRELOAD in only
-    only = [t for t in only if t not in (TLB_TARGET, CENSUS, PRELOAD)] \
-        if only else None
+    parts = [p for p in benchparts.PARTS if not only or p.name in only]
+    names = [t for t in only if t in BENCH_ORDER] if only else \
+        list(BENCH_ORDER)
     pristine, tree = check.patched_tree()
     unverified = kbuild.series_options()
     timings = []
-    if only == []:
-        # --only arm64 / census: their results/ files and REPORT.md
+    if not names:
+        # --only with parts alone: their results/ files and REPORT.md
         # sections alone.
-        if with_tlb:
-            tlb_part(pristine, tree, unverified, timings, alone=True)
-        if with_census:
-            state = census_part(pristine, tree, unverified, timings)
-            for path in censusreport.write(REPO, state, alone=True):
-                say(f"  wrote {path.relative_to(REPO)}")
-        if with_preload:
-            state = preload_part(tree, timings)
-            for path in preloadbench.write(REPO, state, alone=True):
+        for part in parts:
+            state = part.measure(pristine, tree, unverified, timings,
+                                 part.targets)
+            written = part.write(REPO, state, readme=True)
+            written.append(benchlib.replace_section(
+                REPO, part.markers, part.section(state, REPO)))
+            for path in written:
                 say(f"  wrote {path.relative_to(REPO)}")
         return 0
-    targets = [TARGETS[t] for t in only or BENCH_ORDER]
+    targets = [TARGETS[t] for t in names]
     version = source.kernel_version(pristine)
     start = time.monotonic()
     host = host_segbench()
@@ -404,30 +302,24 @@ def main(only=None):
             # thread may be reading it.
             arch = bench_arch(target)
             if arch not in cpios:
-                cpios[arch] = initramfs(
-                    target, tree, user_space(arch, tree),
-                    user_space(target.user_arch, tree)[2]
-                    if target.user_arch_64 else None)
-            cpio = cpios[arch]
-            for kind, src, label, bdir_label in (
-                    ("mainline", pristine, f"mainline-{target.name}",
-                     f"mainline-{target.name}"),
-                    ("pda", tree, target.name, f"bench-{target.name}")):
-                bdir = build(target, src, bdir_label,
-                             unverified if kind == "mainline" else (),
+                cpios[arch] = initramfs(target, tree)
+            for k in benchlib.kernel_pair(target.name, pristine, tree,
+                                          unverified):
+                bdir = build(target, k.src, k.build_label, k.unverified,
                              timings)
-                v = {"label": label, "target": target.name, "kind": kind,
+                v = {"label": k.label, "target": target.name,
+                     "kind": k.kind,
                      "source": f"Linux {version}" +
-                     (" + PDA series" if kind == "pda" else ""),
+                     (" + PDA series" if k.kind == "pda" else ""),
                      "cpus": target.icount_cpus or target.cpus,
                      "cpus_why": BENCH_CPUS_WHY
                      if target.icount_cpus else "",
                      "arch": target.arch.name,
                      "bdir": bdir,
-                     "config": read_config(Path(bdir) / ".config"),
+                     "config": benchlib.read_config(Path(bdir) / ".config"),
                      "size": size_of(target, Path(bdir) / "vmlinux")}
-                v["boots"] = boots.submit(boot_variant, target, label, bdir,
-                                          cpio, timings)
+                v["boots"] = boots.submit(boot_variant, target, k.label,
+                                          bdir, cpios[arch], timings)
                 variants.append(v)
                 _raise_failed_boot(variants)
         costs = []
@@ -442,20 +334,19 @@ def main(only=None):
         pair = {v["kind"]: v for v in variants if v["target"] == target.name}
         pair["pda"]["objects"] = series_objects(
             target, pair["pda"]["bdir"], pair["mainline"]["bdir"])
-    tlbi = tlb_part(pristine, tree, unverified, timings) if with_tlb \
-        else None
-    census_only = [t for t in census.ORDER if not only or t in only]
-    segcensus = census_part(pristine, tree, unverified, timings,
-                            census_only) \
-        if with_census and census_only else None
-    preload_only = [t for t in preloadbench.ORDER if not only or t in only]
-    getcpu = preload_part(tree, timings, preload_only) \
-        if with_preload and preload_only else None
+    states = {}
+    for part in benchparts.PARTS:
+        # A part's targets narrowed to those given; one with none of them
+        # does not run.
+        mine = part.targets if not only or part.targets is None else \
+            tuple(t for t in part.targets if t in names)
+        states[part.key] = part.measure(pristine, tree, unverified, timings,
+                                        mine) \
+            if part in parts and mine != () else None
     state = {"variants": [{k: str(v) if k == "bdir" else v
                            for k, v in var.items()} for var in variants],
              "host": host, "series": sorted(unverified),
-             "option_costs": costs, "tlbi": tlbi, "census": segcensus,
-             "preload": getcpu,
+             "option_costs": costs, **states,
              "minutes": (time.monotonic() - started) / 60,
              "partial": bool(only), "timings": timings}
     STATE.write_text(json.dumps(state, indent=1))
@@ -471,8 +362,7 @@ def report(state=None):
             state["minutes"], partial=state["partial"],
             timings=[tuple(t) for t in state["timings"]],
             option_costs=state.get("option_costs", []),
-            tlbi=state.get("tlbi"), census=state.get("census"),
-            preload=state.get("preload"))
+            parts={p.key: state.get(p.key) for p in benchparts.PARTS})
     for path in written:
         say(f"  wrote {path.relative_to(REPO)}")
     say(f"bench: done in {state['minutes']:.1f} min")

@@ -10,14 +10,13 @@ The per-kernel JSON holds only what must come out the same on every run
 can be compared with the committed files.
 """
 
-import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
-from . import censusreport, preloadbench, tlbbench
+from . import benchlib, benchparts
 from .arches import HOST_32
+from .benchlib import bar_plot, fmt, table, write_results_json
 from .markers import replace_marked
 
 README_BEGIN = "<!-- bench:begin: written by `make bench` from results/; " \
@@ -56,15 +55,6 @@ GETCPU_CACHE = "CONFIG_GETCPU_CACHE"
 
 # ------------------------------------------------------------ helpers
 
-def fmt(v, prec=2):
-    """Numbers as the tables show them: integers without decimals."""
-    if v is None:
-        return "n/a"
-    if abs(v - round(v)) < 0.005:
-        return str(int(round(v)))
-    return f"{v:.{prec}f}"
-
-
 def cell(row, key="median"):
     if row is None:
         return "—"
@@ -88,13 +78,6 @@ def delta(a, b, key="median"):
     d = b[key] - a[key]
     ratio = f"{b[key] / a[key]:.3f}" if a[key] else ""
     return (("+" if d > 0 else "") + fmt(d)), ratio
-
-
-def table(head, rows, align=None):
-    align = align or ["---"] + ["---:"] * (len(head) - 1)
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def pairs(variants):
@@ -304,44 +287,6 @@ def headline(prs):
 
 # ------------------------------------------------------------ plots
 
-def gnuplot(script):
-    proc = subprocess.run(["gnuplot"], input=script, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if proc.returncode:
-        raise RuntimeError(f"gnuplot failed:\n{proc.stdout}")
-
-
-def bar_plot(out, title, ylabel, labels, series):
-    """Clustered bars: labels along x, one bar per (name, values)."""
-    series = [(n, vs) for n, vs in series if any(v is not None for v in vs)]
-    data = out.with_suffix(".dat")
-    lines = ["label " + " ".join(f'"{n}"' for n, _ in series)]
-    for i, lab in enumerate(labels):
-        vals = ["NaN" if vs[i] is None else f"{vs[i]:.2f}"
-                for _, vs in series]
-        lines.append(f'"{lab}" ' + " ".join(vals))
-    data.write_text("\n".join(lines) + "\n")
-    plots = ", ".join(f"'{data}' using {k + 2}:xtic(1) title columnhead"
-                      for k in range(len(series)))
-    script = f"""
-set terminal svg size 960,480 dynamic font "sans,11" background "white"
-set output '{out}'
-set title "{title}"
-set ylabel "{ylabel}"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
-set boxwidth 0.9
-set xtics rotate by -25 scale 0
-set key top left
-set grid ytics
-set yrange [0:*]
-plot {plots}
-"""
-    gnuplot(script)
-    data.unlink()
-
-
 def median_of(v, op):
     row = ops(v).get(op)
     return None if row is None or "na" in row else row["median"]
@@ -399,13 +344,11 @@ def count_figures(variants):
 
 
 def report_md(variants, host, series_opts, minutes, partial, timings,
-              option_costs=(), tlbi=None, census=None, repo=None,
-              preload=None):
+              option_costs=(), parts=None, repo=None):
+    """parts: {BenchPart key: its state, or None if it did not run}."""
     prs = pairs(variants)
     hm = host.get("machine", {})
-    qemu = subprocess.run(["qemu-system-i386", "--version"],
-                          stdout=subprocess.PIPE, text=True).stdout
-    qemu = qemu.splitlines()[0] if qemu else "QEMU"
+    qemu = benchlib.qemu_version("qemu-system-i386")
     src = next((v["source"] for v in variants if v["kind"] == "mainline"),
                "Linux 6.12")
     nruns = min((len(v["runs"]) for v in variants), default=0)
@@ -533,13 +476,12 @@ def report_md(variants, host, series_opts, minutes, partial, timings,
             "`X86_PDA_UP_NOSEG`: the bench PDA kernel against one built with "
             "`configs/bench-noseg-off.config`.", "",
             costs_table(option_costs), ""]
-    # arm64 (tlbbench.py): its own question, its own section.
-    if tlbi:
-        out += [tlbbench.section(tlbi), ""]
-    if census:
-        out += [censusreport.section(census, repo), ""]
-    if preload:
-        out += [preloadbench.section(preload), ""]
+    # The parts after the comparison: each its own question, its own
+    # section.
+    for part in benchparts.PARTS:
+        state = (parts or {}).get(part.key)
+        if state:
+            out += [part.section(state, repo), ""]
     out += ["## This run", "",
             table(["kernel", "phase", "seconds"],
                   [[a, b, f"{c:.0f}"] for a, b, c in timings],
@@ -573,39 +515,29 @@ def rewrite_readme(text, section):
 
 
 def write(repo, variants, host, series_opts, minutes, partial=False,
-          timings=(), option_costs=(), tlbi=None, census=None,
-          preload=None):
+          timings=(), option_costs=(), parts=None):
+    """parts: {BenchPart key: its state, or None if it did not run}."""
     repo = Path(repo)
+    parts = parts or {}
     results = repo / "results"
-    results.mkdir(exist_ok=True)
-    written = []
-    for v in variants:
-        path = results / f"bench-{v['label']}.json"
-        path.write_text(json.dumps(variant_json(v, series_opts), indent=1,
-                                   sort_keys=True) + "\n")
-        written.append(path)
-    path = results / "bench-host.json"
-    path.write_text(json.dumps(host, indent=1) + "\n")
-    written.append(path)
-    path = results / "bench-option-costs.json"
-    path.write_text(json.dumps(list(option_costs), indent=1) + "\n")
-    written.append(path)
+    written = [write_results_json(repo, f"bench-{v['label']}.json",
+                                  variant_json(v, series_opts))
+               for v in variants]
+    written.append(write_results_json(repo, "bench-host.json", host,
+                                      sort_keys=False))
+    written.append(write_results_json(repo, "bench-option-costs.json",
+                                      list(option_costs), sort_keys=False))
     prs = pairs(variants)
     written += plots(results, prs)
-    if tlbi:
-        written.append(tlbbench.write(repo, tlbi))
-    if census:
-        written += censusreport.write(repo, census, readme=not partial)
-    if preload:
-        written += preloadbench.write(repo, preload, readme=not partial)
+    for part in benchparts.PARTS:
+        if parts.get(part.key):
+            written += part.write(repo, parts[part.key],
+                                  readme=not partial)
     path = results / "REPORT.md"
     path.write_text(report_md(variants, host, series_opts, minutes, partial,
-                              timings, option_costs, tlbi, census, repo,
-                              preload))
+                              timings, option_costs, parts, repo))
     written.append(path)
     if not partial:
-        readme = repo / "README.md"
-        readme.write_text(rewrite_readme(readme.read_text(),
-                                         readme_section(prs, minutes)))
-        written.append(readme)
+        written.append(benchlib.replace_readme(
+            repo, (README_BEGIN, README_END), readme_section(prs, minutes)))
     return written

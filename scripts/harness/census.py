@@ -20,10 +20,12 @@ import re
 import time
 from pathlib import Path
 
-from . import boot, guest, ktap
+from . import benchlib, censusreport, guest, hostcaps, ktap
+from .arches import HOST, HOST_32
+from .benchlib import QEMU_ARGS, RUNS, bench_args
 from .ktap import test_blocks
 from .paths import BUILD, LOGS, REPO
-from .progress import Phase, StepFailed, fail, reset_log, run, say
+from .progress import Phase, StepFailed, fail, reset_log, run
 from .targets import TARGETS
 
 ORDER = tuple(n for n, t in TARGETS.items() if t.census)
@@ -31,8 +33,6 @@ PROGRAM = "seg_census"
 # x86_64 also boots the 32-bit build: a legacy program on a 64-bit kernel.
 COMPAT = "seg_census_32"
 PREFIX = "seg-census: "
-RUNS = 2
-BOOT_TIMEOUT = 900
 # Where kernel code starts: a 32-bit kernel reads CONFIG_PAGE_OFFSET from
 # .config; x86-64 user space ends below the canonical hole.
 KERNEL_BASE_64 = 0xffff800000000000
@@ -175,23 +175,22 @@ def plugin():
     return PLUGIN_DIR / "segcensus.so"
 
 
-def initramfs(target, tree, cpio_mtime, strip):
+def initramfs(target, tree):
     """/init and the census program(s) for a target's user space."""
     arch = target.user_arch_64 or target.user_arch
     out = BUILD / f"census-user-{arch.name}"
     log = reset_log(LOGS / "census" / f"user-{arch.name}.log")
     with Phase("census", f"initramfs ({arch.name})", log):
-        init = guest.build_init(arch, tree, out, log)
-        fs = guest.Initramfs(strip(init, arch, log))
+        fs = benchlib.initramfs(arch, tree, out, log)
         exe = guest.build_bench_program(PROGRAM, arch, out, log)
-        fs.add_test(PROGRAM, strip(exe, arch, log))
+        fs.add_test(PROGRAM, guest.stripped(exe, arch, log))
         if target.user_arch_64:
             exe = guest.build_bench_program(PROGRAM, target.user_arch,
                                             out / "32", log)
-            fs.add_test(COMPAT, strip(exe, target.user_arch, log))
-        cpio = BUILD / f"census-{arch.name}.cpio"
-        fs.write(tree, cpio, log, mtime=cpio_mtime)
-    return cpio
+            fs.add_test(COMPAT, guest.stripped(exe, target.user_arch, log))
+        return benchlib.write_initramfs(fs, tree,
+                                        BUILD / f"census-{arch.name}.cpio",
+                                        log)
 
 
 def programs_of(target):
@@ -204,30 +203,24 @@ def programs_of(target):
 def kernel_base(target, bdir):
     if target.arch.bits == 64:
         return KERNEL_BASE_64, 64
-    cfg = (Path(bdir) / ".config").read_text()
-    m = re.search(r"^CONFIG_PAGE_OFFSET=(0x[0-9a-fA-F]+)$", cfg, re.M)
-    if not m:
+    base = benchlib.read_config(Path(bdir) / ".config").get(
+        "CONFIG_PAGE_OFFSET", "")
+    if not re.fullmatch(r"0x[0-9a-fA-F]+", base):
         raise StepFailed(f"{bdir}/.config has no CONFIG_PAGE_OFFSET")
-    return int(m.group(1), 16), 32
+    return int(base, 16), 32
 
 
 # ------------------------------------------------------------ boots
 
-def boot_once(target, label, bdir, cpio, n, so, bench_args, qemu_args):
+def boot_once(target, label, bdir, cpio, n, so):
     console = LOGS / label / f"census-{n}.console.log"
     windows = LOGS / label / f"census-{n}.windows.txt"
     base, bits = kernel_base(target, bdir)
-    with Phase(label, f"census boot {n}/{RUNS} (qemu -icount shift=0 "
-               f"+ segcensus, {target.cpus} CPUs)", console):
-        outcome, rep = boot.icount(
-            target, bdir, cpio, console, BOOT_TIMEOUT, bench_args,
-            tuple(qemu_args) + (
-                "-plugin", f"{so},out={windows},kernel={base:#x},"
-                f"bits={bits}"))
-    if outcome != boot.PASS:
-        fail(f"[{label}] census boot {n}: {boot.describe(outcome, rep)}",
-             console)
-    text = console.read_text(errors="replace")
+    text = benchlib.icount_boot(
+        target, label, bdir, cpio, console,
+        f"census boot {n}/{RUNS} with segcensus",
+        QEMU_ARGS + ("-plugin", f"{so},out={windows},kernel={base:#x},"
+                     f"bits={bits}"))
     blocks = test_blocks(text)
     progs = []
     for name, pbits in programs_of(target):
@@ -248,27 +241,16 @@ def boot_once(target, label, bdir, cpio, n, so, bench_args, qemu_args):
         fail(f"[{label}] {e}", windows)
 
 
-def boot_variant(target, label, bdir, cpio, so, bench_args, qemu_args,
-                 timings):
-    runs = []
-    for n in range(1, RUNS + 1):
-        start = time.monotonic()
-        runs.append(boot_once(target, label, bdir, cpio, n, so, bench_args,
-                              qemu_args))
-        timings.append((label, f"census boot {n}", time.monotonic() - start))
-    diffs = differences(runs)
-    if diffs:
-        raise StepFailed(f"[{label}] census windows differ between the "
-                         f"{RUNS} boots: {', '.join(diffs)}\n  logs: "
-                         f"{LOGS / label}/census-*.windows.txt")
-    say(f"[{label}] census: {sum(len(p) for p in runs[0].values())} paths,"
-        f" identical in {RUNS} boots")
-    return runs[0]
+def boot_variant(target, label, bdir, cpio, so, timings):
+    return benchlib.boot_until_identical(
+        label, "census boot",
+        lambda n: boot_once(target, label, bdir, cpio, n, so), differences,
+        timings, f"{LOGS / label}/census-*.windows.txt")[0]
 
 
 # ------------------------------------------------------------ host
 
-def host_costs(build_segbench, arch):
+def host_costs(arch):
     """segbench's selector-load and probe rows, natively, of @arch's
     build: {row: {min, median}} cycles, and the machine."""
     out = BUILD / "census-host"
@@ -276,7 +258,7 @@ def host_costs(build_segbench, arch):
     rows, machine = {}, {}
     with Phase("census", f"host segbench ({arch.name}): selector loads, "
                "iret, probes", log):
-        exe = build_segbench(arch, out / arch.name, log)
+        exe = guest.build_segbench(arch, out / arch.name, log)
         for pat in HOST_FILTERS:
             res = out / f"{pat.strip('.*')}.json"
             run([exe, "--filter", pat, "--json", "-o", res], log,
@@ -292,47 +274,46 @@ def host_costs(build_segbench, arch):
 
 # ------------------------------------------------------------ main
 
-def measure(pristine, tree, unverified, timings, build, strip, bench_args,
-            qemu_args, cpio_mtime, build_segbench, host_arch, only=None):
-    """build(target, src, label, unverified, timings) -> build dir and
-    bench_args(target) -> kernel arguments: bench.py's, so the census
-    boots make bench's kernels as make bench does; host_arch: the
-    segbench build to run on the host."""
+def measure(pristine, tree, unverified, timings, names):
+    """make bench's kernels of @names, booted as make bench boots them,
+    and segbench on the host: its i386 build where the host runs it."""
     started = time.monotonic()
     so = plugin()
     cpios, variants = {}, []
-    names = only or ORDER
     for name in names:
         target = TARGETS[name]
         arch = target.user_arch_64 or target.user_arch
         if arch not in cpios:
-            cpios[arch] = initramfs(target, tree, cpio_mtime, strip)
-        for kind, src, label, bdir_label in (
-                ("mainline", pristine, f"mainline-{name}",
-                 f"mainline-{name}"),
-                ("pda", tree, name, f"bench-{name}")):
-            bdir = build(target, src, bdir_label,
-                         unverified if kind == "mainline" else (), timings)
-            cfg = (Path(bdir) / ".config").read_text()
-            census = boot_variant(target, label, bdir, cpios[arch], so,
-                                  bench_args(target), qemu_args, timings)
+            cpios[arch] = initramfs(target, tree)
+        for k in benchlib.kernel_pair(name, pristine, tree, unverified):
+            bdir = benchlib.build(target, k.src, k.build_label,
+                                  k.unverified, timings)
+            config = benchlib.read_config(Path(bdir) / ".config")
+            census = boot_variant(target, k.label, bdir, cpios[arch], so,
+                                  timings)
             for prog, bits in programs_of(target):
-                check_paths(f"[{label}] {prog}", census[prog],
-                            *required_paths(bits, kind == "pda",
+                check_paths(f"[{k.label}] {prog}", census[prog],
+                            *required_paths(bits, k.kind == "pda",
                                             target.cpus))
             variants.append({
-                "label": label, "target": name, "kind": kind,
+                "label": k.label, "target": name, "kind": k.kind,
                 "cpus": target.cpus,
-                "up_noseg": "CONFIG_X86_PDA_UP_NOSEG=y" in cfg,
-                "smp": "CONFIG_SMP=y" in cfg,
+                "up_noseg": config.get("CONFIG_X86_PDA_UP_NOSEG") == "y",
+                "smp": config.get("CONFIG_SMP") == "y",
                 "census": census})
     start = time.monotonic()
-    host = host_costs(build_segbench, host_arch)
+    host = host_costs(HOST_32 if hostcaps.i386()[0] else HOST)
     timings.append(("host", "census segbench", time.monotonic() - start))
     state = {"variants": variants, "host": host, "runs": RUNS,
-             "qemu_args": list(qemu_args),
+             "qemu_args": list(QEMU_ARGS),
              # One architecture's kernels, one command line.
              "bench_args": bench_args(TARGETS[names[0]]),
              "minutes": (time.monotonic() - started) / 60}
     STATE.write_text(json.dumps(state, indent=1))
     return state
+
+
+PART = benchlib.BenchPart(
+    name="census", key="census", targets=ORDER, measure=measure,
+    write=censusreport.write, section=censusreport.section,
+    markers=(censusreport.SECTION_BEGIN, censusreport.SECTION_END))

@@ -22,7 +22,8 @@ instructions, so the estimate is low by what they cost above that.
 import json
 from pathlib import Path
 
-from .markers import replace_marked
+from .benchlib import bar_plot, fmt, replace_readme, table, \
+    write_results_json
 from .targets import TARGETS
 
 SECTION_BEGIN = "<!-- census:begin: written by `make bench` (census.py) -->"
@@ -170,19 +171,6 @@ def hosts(state, repo):
 
 
 # ------------------------------------------------------------ tables
-
-def fmt(v):
-    if v is None:
-        return "n/a"
-    return str(int(round(v))) if abs(v - round(v)) < 0.005 else f"{v:.2f}"
-
-
-def table(head, rows):
-    out = ["| " + " | ".join(head) + " |",
-           "|---" + "|---:" * (len(head) - 1) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
 
 def pairs(state):
     out = []
@@ -490,7 +478,6 @@ def readme_section(state, repo):
 # ------------------------------------------------------------ writing
 
 def plot(state, results):
-    from .benchreport import bar_plot
     labels, m, p = [], [], []
     for target, main, pda in pairs(state):
         prog = programs(pda)[0]
@@ -521,30 +508,12 @@ def results_json(state):
                         for v in state["variants"]}}
 
 
-def write(repo, state, alone=False, readme=True):
-    """results/census.json and the plot; alone: the REPORT.md section too
-    (a full make bench writes REPORT.md); readme: the README headline
+def write(repo, state, readme):
+    """results/census.json and the plot; readme: the README headline
     (not after a subset of the targets)."""
-    results = Path(repo) / "results"
-    results.mkdir(exist_ok=True)
-    path = results / "census.json"
-    path.write_text(json.dumps(results_json(state), indent=1,
-                               sort_keys=True) + "\n")
-    written = [path, plot(state, results)]
+    written = [write_results_json(repo, "census.json", results_json(state)),
+               plot(state, Path(repo) / "results")]
     if readme:
-        path = Path(repo) / "README.md"
-        path.write_text(replace_marked(path.read_text(), README_BEGIN,
-                                       README_END,
-                                       readme_section(state, repo)))
-        written.append(path)
-    if alone:
-        report = results / "REPORT.md"
-        text = report.read_text() if report.exists() else ""
-        if SECTION_BEGIN in text and SECTION_END in text:
-            text = replace_marked(text, SECTION_BEGIN, SECTION_END,
-                                  section(state, repo))
-        else:
-            text = text.rstrip("\n") + "\n\n" + section(state, repo) + "\n"
-        report.write_text(text)
-        written.append(report)
+        written.append(replace_readme(repo, (README_BEGIN, README_END),
+                                      readme_section(state, repo)))
     return written

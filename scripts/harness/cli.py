@@ -4,7 +4,8 @@
 import argparse
 import sys
 
-from . import bench, bisect, check, checkfull, export, quick, run
+from . import bench, benchparts, bisect, check, checkfull, export, quick, \
+    run
 from .arches import ARCHES
 from .progress import StepFailed, say
 from .targets import CHECK_ORDER, TARGETS
@@ -22,8 +23,7 @@ def main(argv):
     # Target names are checked here, before any work: an unknown one is
     # an error that lists the known ones.
     qemu = [n for n, t in TARGETS.items() if not t.bochs]
-    benched = bench.BENCH_ORDER + (bench.TLB_TARGET, bench.CENSUS,
-                                   bench.PRELOAD)
+    parts = [p.name for p in benchparts.PARTS]
     ap = argparse.ArgumentParser(prog="pda")
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check", help="the whole test suite")
@@ -49,12 +49,11 @@ def main(argv):
     b = sub.add_parser("bench", help="mainline 6.12 against PDA, per "
                        "target; writes results/REPORT.md and the README "
                        "headline")
-    b.add_argument("--only", nargs="+", metavar="TARGET", choices=benched,
-                   help=f"{' '.join(benched)} (default: all; a subset "
-                   "leaves the README's bench table alone; "
-                   f"{bench.TLB_TARGET} alone: the TLBI section only; "
-                   f"{bench.CENSUS} or {bench.PRELOAD} alone: that part "
-                   "only)")
+    b.add_argument("--only", nargs="+", metavar="TARGET",
+                   choices=bench.ONLY_CHOICES,
+                   help=f"{' '.join(bench.ONLY_CHOICES)} (default: all; a "
+                   "subset leaves the README's bench table alone; "
+                   f"{' or '.join(parts)} alone: that part only)")
     b.add_argument("--report-only", action="store_true",
                    help="write results/ again from the last run's figures")
     sub.add_parser("tree", help="only make the patched tree")

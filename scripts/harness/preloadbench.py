@@ -12,26 +12,23 @@ results/preload.json, a section of results/REPORT.md and the README's
 preload headline.
 """
 
-import dataclasses
 import json
 import subprocess
 import time
-from pathlib import Path
 
-from . import boot, guest, preload
+from . import benchlib, guest, hostcaps, preload
+from .arches import HOST, HOST_32
+from .benchlib import RUNS, table
 from .guestout import PREFIX, parse_bench_lines
 from .ktap import test_blocks
-from .markers import replace_marked
 from .paths import BUILD, LOGS, REPO
-from .progress import Phase, StepFailed, fail, reset_log, run, say
+from .progress import Phase, fail, reset_log, run
 from .targets import TARGETS
 
 ORDER = tuple(n for n, t in TARGETS.items() if t.preload_bench)
 PROGRAM = "getcpu_bench"
 COMPAT = "getcpu_bench_32"
 BENCH_PREFIX = "getcpu-bench: "
-RUNS = 2
-BOOT_TIMEOUT = 900
 CASES = [
     ("real.rseq", "glibc's sched_getcpu(), rseq registered"),
     ("real.norseq", "glibc's, `glibc.pthread.rseq=0`"),
@@ -69,41 +66,33 @@ def programs_of(target):
     return [(PROGRAM, target.user_arch)]
 
 
-def initramfs(target, tree, cpio_mtime, strip):
+def initramfs(target, tree):
     arch0 = target.user_arch_64 or target.user_arch
     log = reset_log(LOGS / "preloadbench" / f"user-{arch0.name}.log")
     with Phase("preload", f"initramfs ({arch0.name})", log):
-        init = guest.build_init(arch0, tree, BUILD / f"bench-user-{arch0.name}",
-                                log)
-        fs = guest.Initramfs(strip(init, arch0, log))
+        fs = benchlib.initramfs(arch0, tree,
+                                BUILD / f"bench-user-{arch0.name}", log)
         for name, arch in programs_of(target):
             out = BUILD / f"preloadbench-{arch.name}"
             out.mkdir(parents=True, exist_ok=True)
-            lib = strip(preload.build_library(arch, out, log), arch, log)
-            exe = strip(preload.build_program(
+            lib = guest.stripped(preload.build_library(arch, out, log), arch,
+                                 log)
+            exe = guest.stripped(preload.build_program(
                 arch, REPO / "tests/bench/getcpu_bench.c", out / PROGRAM,
                 tree, log), arch, log)
             fs.add_test(name, exe, [preload.guest_lib(arch)])
             fs.add_file_at(preload.guest_lib(arch), lib)
             for path, src in preload.runtime_files(arch, [exe, lib]):
                 fs.add_file_at(path, src)
-        cpio = BUILD / f"preloadbench-{arch0.name}.cpio"
-        fs.write(tree, cpio, log, mtime=cpio_mtime)
-    return cpio
+        return benchlib.write_initramfs(
+            fs, tree, BUILD / f"preloadbench-{arch0.name}.cpio", log)
 
 
-def boot_once(target, label, bdir, cpio, n, bench_args, qemu_args):
-    cpus = target.icount_cpus or target.cpus
-    target = dataclasses.replace(target, cpus=cpus)
+def boot_once(target, label, bdir, cpio, n):
     console = LOGS / label / f"preloadbench-{n}.console.log"
-    with Phase(label, f"preload bench boot {n}/{RUNS} (qemu -icount "
-               f"shift=0, {cpus} CPUs)", console):
-        outcome, rep = boot.icount(target, bdir, cpio, console,
-                                   BOOT_TIMEOUT, bench_args, qemu_args)
-    if outcome != boot.PASS:
-        fail(f"[{label}] preload bench boot {n}: "
-             f"{boot.describe(outcome, rep)}", console)
-    blocks = test_blocks(console.read_text(errors="replace"))
+    blocks = test_blocks(benchlib.icount_boot(
+        target, label, bdir, cpio, console,
+        f"preload bench boot {n}/{RUNS}"))
     res = {name: parse(blocks.get(name, []))
            for name, _ in programs_of(target)}
     for (name, arch), rows in zip(programs_of(target), res.values()):
@@ -117,6 +106,15 @@ def boot_once(target, label, bdir, cpio, n, bench_args, qemu_args):
         if any(r["unit"] != "insns" for r in rows.values()):
             fail(f"[{label}] {name}: not instruction counts", console)
     return res
+
+
+def differences(runs):
+    """(program, case) rows not the same in every boot, as messages."""
+    rows = sorted({(prog, case) for r in runs for prog in r
+                   for case in r[prog]})
+    return [f"{prog} {case}" for prog, case in rows
+            if any(r.get(prog, {}).get(case) !=
+                   runs[0].get(prog, {}).get(case) for r in runs)]
 
 
 def host(arches):
@@ -154,35 +152,26 @@ def host(arches):
     return {"machine": machine, "builds": out}
 
 
-def measure(tree, timings, build, strip, bench_args, qemu_args, cpio_mtime,
-            host_arches, only=None):
-    """build(target, src, label, unverified, timings) and
-    bench_args(target): bench.py's; host_arches: the builds to run on the
-    host, its own first."""
+def measure(pristine, tree, unverified, timings, names):
+    """make bench's PDA kernels of @names; on the host, its own build of
+    getcpu_bench and, where it runs them, the i386 one."""
     started = time.monotonic()
     results, cpios = {}, {}
-    for name in only or ORDER:
+    for name in names:
         target = TARGETS[name]
         arch = target.user_arch_64 or target.user_arch
         if arch not in cpios:
-            cpios[arch] = initramfs(target, tree, cpio_mtime, strip)
-        bdir = build(target, tree, f"bench-{name}", (), timings)
-        args = bench_args(target)
-        runs = []
-        for n in range(1, RUNS + 1):
-            start = time.monotonic()
-            runs.append(boot_once(target, name, bdir, cpios[arch], n, args,
-                                  qemu_args))
-            timings.append((name, f"preload bench boot {n}",
-                            time.monotonic() - start))
-        if any(r != runs[0] for r in runs):
-            raise StepFailed(f"[{name}] getcpu_bench's instruction counts "
-                             f"differ between the {RUNS} boots: "
-                             f"{LOGS / name}/preloadbench-*.console.log")
-        say(f"[{name}] preload bench: identical in {RUNS} boots")
-        results[name] = runs[0]
+            cpios[arch] = initramfs(target, tree)
+        pda = benchlib.kernel_pair(name, pristine, tree, unverified)[1]
+        bdir = benchlib.build(target, pda.src, pda.build_label,
+                              pda.unverified, timings)
+        results[name] = benchlib.boot_until_identical(
+            pda.label, "preload bench boot",
+            lambda n: boot_once(target, pda.label, bdir, cpios[arch], n),
+            differences, timings,
+            f"{LOGS / pda.label}/preloadbench-*.console.log")[0]
     start = time.monotonic()
-    native = host(host_arches)
+    native = host((HOST,) + ((HOST_32,) if hostcaps.i386()[0] else ()))
     timings.append(("host", "getcpu_bench", time.monotonic() - start))
     state = {"guests": results, "host": native, "runs": RUNS,
              "cpus": {n: TARGETS[n].icount_cpus or TARGETS[n].cpus
@@ -194,7 +183,8 @@ def measure(tree, timings, build, strip, bench_args, qemu_args, cpio_mtime,
 
 # ------------------------------------------------------------ report
 
-def fmt(row, key):
+def figure(row, key):
+    """Two decimals at most, no trailing zeros: "5.1", not "5.10"."""
     return "n/a" if row is None else f"{row[key]:.2f}".rstrip("0").rstrip(".")
 
 
@@ -219,8 +209,8 @@ def guest_table(state):
     for target, progs in state["guests"].items():
         for prog, rows in progs.items():
             out.append([label(target, prog)] +
-                       [f"{fmt(rows.get(c), 'min')} / "
-                        f"{fmt(rows.get(c), 'median')}" for c, _ in CASES] +
+                       [f"{figure(rows.get(c), 'min')} / "
+                        f"{figure(rows.get(c), 'median')}" for c, _ in CASES] +
                        [rows["preload.norseq"]["method"],
                         times(ratio(rows)),
                         times(ratio(rows, "real.norseq")),
@@ -234,18 +224,12 @@ def guest_table(state):
 def host_table(state):
     out = []
     for arch, rows in state["host"]["builds"].items():
-        out.append([arch] + [f"{fmt(rows.get(c), 'min')} / "
-                             f"{fmt(rows.get(c), 'median')}"
+        out.append([arch] + [f"{figure(rows.get(c), 'min')} / "
+                             f"{figure(rows.get(c), 'median')}"
                              for c, _ in CASES] +
                    [rows["preload.norseq"]["method"]])
     return table(["build"] + [f"`{c}`" for c, _ in CASES] +
                  ["preloaded via"], out)
-
-
-def table(head, rows):
-    lines = ["| " + " | ".join(head) + " |",
-             "|---" + "|---:" * (len(head) - 1) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
 
 
 def goal_text(state):
@@ -281,7 +265,7 @@ def goal_text(state):
         "the vDSO.")
 
 
-def section(state):
+def section(state, repo=None):
     m = state["host"]["machine"]
     return "\n".join([
         SECTION_BEGIN,
@@ -320,10 +304,10 @@ def readme_section(state):
     rows = []
     for target, progs in state["guests"].items():
         for prog, r in progs.items():
-            rows.append([label(target, prog), fmt(r["syscall"], "median"),
-                         fmt(r["real.norseq"], "median"),
-                         fmt(r["real.rseq"], "median"),
-                         fmt(r["preload.norseq"], "median"),
+            rows.append([label(target, prog), figure(r["syscall"], "median"),
+                         figure(r["real.norseq"], "median"),
+                         figure(r["real.rseq"], "median"),
+                         figure(r["preload.norseq"], "median"),
                          r["preload.norseq"]["method"],
                          times(ratio(r, "real.norseq"))])
     return "\n".join([
@@ -342,28 +326,18 @@ def readme_section(state):
         "", README_END])
 
 
-def write(repo, state, alone=False, readme=True):
-    """results/preload.json, the README headline (readme: not after a
-    subset of the targets), and with alone the REPORT.md section."""
-    results = Path(repo) / "results"
-    path = results / "preload.json"
-    path.write_text(json.dumps({k: v for k, v in state.items()
-                                if k != "minutes"}, indent=1,
-                               sort_keys=True) + "\n")
-    written = [path]
+def write(repo, state, readme):
+    """results/preload.json, and the README headline (readme: not after a
+    subset of the targets)."""
+    written = [benchlib.write_results_json(
+        repo, "preload.json",
+        {k: v for k, v in state.items() if k != "minutes"})]
     if readme:
-        path = Path(repo) / "README.md"
-        path.write_text(replace_marked(path.read_text(), README_BEGIN,
-                                       README_END, readme_section(state)))
-        written.append(path)
-    if alone:
-        report = results / "REPORT.md"
-        text = report.read_text()
-        if SECTION_BEGIN in text:
-            text = replace_marked(text, SECTION_BEGIN, SECTION_END,
-                                  section(state))
-        else:
-            text = text.rstrip("\n") + "\n\n" + section(state) + "\n"
-        report.write_text(text)
-        written.append(report)
+        written.append(benchlib.replace_readme(
+            repo, (README_BEGIN, README_END), readme_section(state)))
     return written
+
+
+PART = benchlib.BenchPart(
+    name="preload", key="preload", targets=ORDER, measure=measure,
+    write=write, section=section, markers=(SECTION_BEGIN, SECTION_END))

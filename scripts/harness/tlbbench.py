@@ -22,9 +22,9 @@ and tests/bench/tlb_bench.c in the guest.  What is measured:
 3. Context-switch cost under -icount: two processes ping-ponging over
    pipes on CPU 0, instructions per switch, of bench-arm64-tlbi-n (the
    option n), bench-arm64 booted without tlbi_local=on (built, off),
-   bench-arm64 booted with it (on) and mainline, booted as bench.py boots
-   (BENCH_ARGS, QEMU_ARGS, CPIO_MTIME), twice each; the two boots must
-   agree.  Built and off should be within OFF_SLACK instructions of n: the
+   bench-arm64 booted with it (on) and mainline, booted as the other
+   parts boot (benchlib's BENCH_ARGS, QEMU_ARGS, CPIO_MTIME), twice each;
+   the two boots must agree.  Built and off should be within OFF_SLACK instructions of n: the
    report says whether it is, the run does not fail on it.
 4. Size: `size vmlinux` of the three kernels.
 
@@ -32,22 +32,21 @@ No boot here takes the arm64 target's own kernel arguments (its
 tlbi_local=on): each boot names the setting it measures.
 
 The per-boot figures go into results/tlbi.json and a section of
-results/REPORT.md (benchreport.py calls section()).
+results/REPORT.md.
 """
 
+import copy
 import dataclasses
 import json
-import os
-import subprocess
 import time
 from pathlib import Path
 
-from . import boot, guest, targetrun
+from . import benchlib, boot, guest
+from .benchlib import BENCH_ARGS, QEMU_ARGS, RUNS, fmt, table
 from .guestout import parse_bench_lines, PREFIX
 from .ktap import test_blocks
-from .markers import replace_marked
-from .paths import BUILD, LOGS, REPO
-from .progress import Phase, StepFailed, fail, reset_log, say
+from .paths import BUILD, LOGS
+from .progress import Phase, fail, reset_log
 from .targets import TARGETS
 
 TARGET = next(n for n, t in TARGETS.items() if t.tlb_bench)
@@ -89,7 +88,6 @@ WALL_CPUS = 4
 # bench.BENCH_CPUS_WHY); the ping-pong is on CPU 0 only, and 2 CPUs keep a
 # second CPU that holds other mms, as on a real SMP system.
 ICOUNT_CPUS = 2
-ICOUNT_RUNS = 2
 # Instructions per switch by which built-and-off may differ from n and
 # still count as "no cost" in the report (a figure, not a failure).
 OFF_SLACK = 5
@@ -177,64 +175,48 @@ def option_off_fragment():
     return generated_fragment("option-n", f"# {OPTION} is not set")
 
 
-def kernels(pristine, tree, unverified, timings, bench_config):
+def kernels(pristine, tree, unverified, timings):
     """{label: build dir} of the five kernels."""
     target = TARGETS[TARGET]
+    bench_config = benchlib.BENCH_CONFIG
     jump_label = generated_fragment("jump-label", "CONFIG_JUMP_LABEL=y")
+    mainline, pda = benchlib.kernel_pair(TARGET, pristine, tree, unverified)
     out = {}
     for label, src, frags, unv in (
-            (f"mainline-{TARGET}", pristine, (bench_config,), unverified),
-            (f"bench-{TARGET}", tree, (bench_config,), ()),
+            (mainline.build_label, mainline.src, (bench_config,),
+             mainline.unverified),
+            (pda.build_label, pda.src, (bench_config,), pda.unverified),
             (f"bench-{TARGET}-tlbi-n", tree,
              (bench_config, option_off_fragment()), ()),
             (f"bench-{TARGET}-jl", tree, (bench_config, jump_label), ()),
             (f"bench-{TARGET}-tlbi-n-jl", tree,
              (bench_config, option_off_fragment(), jump_label), ())):
-        start = time.monotonic()
-        out[label] = targetrun.kernel(target, src, label=label,
-                                      unverified=unv, extra_fragments=frags)
-        timings.append((label, "configure + build",
-                        time.monotonic() - start))
+        out[label] = benchlib.build(target, src, label, unv, timings, frags)
     return out
 
 
-def size_of(path):
-    out = subprocess.run([f"{TARGETS[TARGET].arch.cross}size", str(path)],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True)
-    if out.returncode:
-        raise StepFailed(f"size {path} failed:\n{out.stdout}")
-    text, data, bss = out.stdout.splitlines()[1].split()[:3]
-    return {"text": int(text), "data": int(data), "bss": int(bss)}
-
-
 def option_of(bdir, option=OPTION):
-    for line in (Path(bdir) / ".config").read_text().splitlines():
-        if line.startswith(option + "="):
-            return line.split("=", 1)[1]
-    return "n"
+    return benchlib.read_config(Path(bdir) / ".config").get(option, "n")
 
 
 # ------------------------------------------------------ user space
 
-def user_space(tree, cpio_mtime):
-    """/init and tlb_bench for the target's user space, stripped
-    (guest.stripped() says why), in one initramfs per use: (wall, icount)
-    cpio paths."""
+def user_space(tree):
+    """/init and tlb_bench for the target's user space, stripped, in one
+    initramfs per use: (wall, icount) cpio paths."""
     arch = TARGETS[TARGET].user_arch
     out = BUILD / f"bench-user-{arch.name}"
     log = reset_log(LOGS / f"bench-user-{arch.name}.log")
     with Phase(f"user-{arch.name}", "build init, tlb_bench", log):
-        init = guest.build_init(arch, tree, out, log)
-        exe = guest.build_bench_program(PROGRAM, arch, out, log)
-        stripped = [guest.stripped(f, arch, log) for f in (init, exe)]
+        base = benchlib.initramfs(arch, tree, out, log)
+        exe = guest.stripped(guest.build_bench_program(PROGRAM, arch, out,
+                                                       log), arch, log)
     cpios = []
     for kind, argv in (("wall", WALL_ARGS), ("icount", ICOUNT_ARGS)):
-        fs = guest.Initramfs(stripped[0])
-        fs.add_test(PROGRAM, stripped[1], argv)
-        cpio = BUILD / f"bench-{TARGET}-{kind}.cpio"
-        fs.write(tree, cpio, log, mtime=cpio_mtime)
-        cpios.append(cpio)
+        fs = copy.deepcopy(base)
+        fs.add_test(PROGRAM, exe, argv)
+        cpios.append(benchlib.write_initramfs(
+            fs, tree, BUILD / f"bench-{TARGET}-{kind}.cpio", log))
     return cpios
 
 
@@ -262,12 +244,13 @@ def boot_one(label, bdir, cpio, name, cpus, append, icount, qemu_args=()):
     return res
 
 
-def measure(pristine, tree, unverified, timings, bench_args, qemu_args,
-            cpio_mtime, bench_config):
-    """Builds, boots, returns the state report() needs."""
+def measure(pristine, tree, unverified, timings, names=None):
+    """Builds, boots, returns the state section() needs.  names: unused,
+    this part boots its own kernels."""
     started = time.monotonic()
-    bdirs = kernels(pristine, tree, unverified, timings, bench_config)
-    wall_cpio, icount_cpio = user_space(tree, cpio_mtime)
+    target = TARGETS[TARGET]
+    bdirs = kernels(pristine, tree, unverified, timings)
+    wall_cpio, icount_cpio = user_space(tree)
     # Wall time and counts: one boot per kernel/setting, in one run.
     wall = {}
     for key, label, append in WALL_BOOTS:
@@ -279,68 +262,35 @@ def measure(pristine, tree, unverified, timings, bench_args, qemu_args,
     # Instructions per switch: two boots each, which must agree.
     icount = {}
     for key, label, append in ICOUNT_BOOTS:
-        runs = []
-        for n in range(1, ICOUNT_RUNS + 1):
-            start = time.monotonic()
-            runs.append(boot_one(label, bdirs[label], icount_cpio,
-                                 f"icount-{key}-{n}", ICOUNT_CPUS,
-                                 f"{bench_args} {append}".strip(), True,
-                                 qemu_args))
-            timings.append((label, f"tlb_bench icount {key} {n}",
-                            time.monotonic() - start))
-        diffs = differences(runs)
-        if diffs:
-            raise StepFailed(f"[{label} {append or 'default'}] tlb_bench "
-                             "instruction counts differ between boots:"
-                             "\n    " +
-                             "\n    ".join(diffs))
-        icount[key] = runs
+        icount[key] = benchlib.boot_until_identical(
+            label, f"tlb_bench icount {key}",
+            lambda n: boot_one(label, bdirs[label], icount_cpio,
+                               f"icount-{key}-{n}", ICOUNT_CPUS,
+                               f"{BENCH_ARGS} {append}".strip(), True,
+                               QEMU_ARGS),
+            differences, timings,
+            f"{LOGS / label}/tlbbench-icount-{key}-*.console.log")
     state = {
-        "machine": machine(),
-        "qemu": qemu_version(),
+        "machine": benchlib.machine(),
+        "qemu": benchlib.qemu_version(target.arch.qemu),
         "kernels": {label: {"option": option_of(b),
                             "jump_label": option_of(b, "CONFIG_JUMP_LABEL"),
-                            "size": size_of(Path(b) / "vmlinux"),
+                            "size": benchlib.size_of(target,
+                                                     Path(b) / "vmlinux"),
                             "bdir": str(b)} for label, b in bdirs.items()},
-        "object": size_of(Path(bdirs[f"bench-{TARGET}"]) /
-                          "arch/arm64/mm/tlbi_local.o"),
+        "object": benchlib.size_of(target, Path(bdirs[f"bench-{TARGET}"]) /
+                                   "arch/arm64/mm/tlbi_local.o"),
         "wall": wall, "icount": icount,
         "wall_cpus": WALL_CPUS, "icount_cpus": ICOUNT_CPUS,
-        "reps": REPS, "iters": ITERS, "bench_args": bench_args,
-        "qemu_args": list(qemu_args),
+        "reps": REPS, "iters": ITERS, "bench_args": BENCH_ARGS,
+        "qemu_args": list(QEMU_ARGS),
         "minutes": (time.monotonic() - started) / 60,
     }
     STATE.write_text(json.dumps(state, indent=1))
     return state
 
 
-def machine():
-    model = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu_model": model, "host_cpus": os.cpu_count(),
-            "loadavg": " ".join(Path("/proc/loadavg").read_text()
-                                .split()[:3])}
-
-
-def qemu_version():
-    out = subprocess.run([TARGETS[TARGET].arch.qemu, "--version"],
-                         stdout=subprocess.PIPE, text=True).stdout
-    return out.splitlines()[0] if out else "QEMU"
-
-
 # ------------------------------------------------------------ report
-
-def _fmt(v):
-    if v is None:
-        return "n/a"
-    return str(int(round(v))) if abs(v - round(v)) < 0.005 else f"{v:.2f}"
-
 
 def _mm(row):
     if row is None:
@@ -349,7 +299,7 @@ def _mm(row):
         return "n/a"
     if row.get("unit") == "ns":     # wall time: a ns is fine enough
         return f"{row['min']:.0f} / {row['median']:.0f}"
-    return f"{_fmt(row['min'])} / {_fmt(row['median'])}"
+    return f"{fmt(row['min'])} / {fmt(row['median'])}"
 
 
 def _ratio(a, b, key):
@@ -358,7 +308,7 @@ def _ratio(a, b, key):
     return f"{b[key] / a[key]:.3f}"
 
 
-def counts_table(state):
+def countstable(state):
     rows = []
     for w, what in WORKLOADS:
         t = state["wall"]["on"]["ops"].get(f"{w}.time") or {}
@@ -368,7 +318,7 @@ def counts_table(state):
             rows.append([f"`{w}`" if c == COUNTERS[0] else "",
                          t.get("iters", "—") if c == COUNTERS[0] else "",
                          c, _mm(off), _mm(on)])
-    return _table(["workload", "ops per repetition", "counter",
+    return table(["workload", "ops per repetition", "counter",
                    "off (no `tlbi_local=on`): per repetition, "
                    "min / median",
                    "on (`tlbi_local=on`): per repetition, min / median"],
@@ -403,7 +353,7 @@ def counts_words(state, w, key):
         if not row or "na" in row:
             return "not measured"
         if row["median"] or c == "tlbi_broadcast":
-            words.append(f"{_fmt(row['median'])} "
+            words.append(f"{fmt(row['median'])} "
                          f"{c.replace('tlbi_', '').replace('catchup', 'catch-up')}")
     return ", ".join(words)
 
@@ -448,8 +398,8 @@ def workload_notes(state):
     if all(v is not None for _, v in fe):
         notes.append(
             "`forkexec`: per fork + exec + exit, "
-            f"{_fmt(fe[0][1])} broadcast with the option off, "
-            f"{_fmt(fe[1][1])} broadcast and {_fmt(fe[2][1])} local "
+            f"{fmt(fe[0][1])} broadcast with the option off, "
+            f"{fmt(fe[1][1])} broadcast and {fmt(fe[2][1])} local "
             "with it on. What stays broadcast is `flush_tlb_mm()`, which "
             "always broadcasts (the fork's, once it has write-protected "
             "the parent; each mm's teardown: the forked copy's at the "
@@ -462,7 +412,7 @@ def workload_notes(state):
     return notes
 
 
-def wall_table(state):
+def walltable(state):
     rows = []
     for w, what in WORKLOADS:
         m, off, on = (state["wall"].get(k, {}).get("ops", {})
@@ -470,7 +420,7 @@ def wall_table(state):
         rows.append([f"`{w}`", what, _mm(m), _mm(off), _mm(on),
                      _ratio(m, on, "min"), _ratio(m, on, "median"),
                      _ratio(off, on, "median")])
-    return _table(["workload", "ns per", "mainline min / median",
+    return table(["workload", "ns per", "mainline min / median",
                    "option off min / median", "option on min / median",
                    "TCG wall ratio on / mainline (min)",
                    "TCG wall ratio on / mainline (median)",
@@ -494,14 +444,14 @@ def switch_delta(state, key):
     return row["min"] - base["min"], row["median"] - base["median"]
 
 
-def icount_table(state):
+def icounttable(state):
     rows = []
     for key, _, _ in ICOUNT_BOOTS:
         d = switch_delta(state, key)
         rows.append([ICOUNT_WHAT[key], _mm(switch_row(state, key)),
                      "" if key.startswith("n") or not d else
                      f"{d[0]:+.2f} / {d[1]:+.2f}"])
-    return _table(["kernel", "instructions per switch min / median",
+    return table(["kernel", "instructions per switch min / median",
                    "Δ against =n min / median"], rows)
 
 
@@ -553,7 +503,7 @@ def switch_verdict(state):
     return " ".join(out)
 
 
-def size_table(state):
+def sizetable(state):
     rows = []
     ks = state["kernels"]
     n = ks[f"bench-{TARGET}-tlbi-n"]["size"]
@@ -567,7 +517,7 @@ def size_table(state):
                      f"{s['text'] - n['text']:+d} / "
                      f"{s['data'] - n['data']:+d} / "
                      f"{s['bss'] - n['bss']:+d}"])
-    return _table(["kernel", OPTION.replace("CONFIG_", ""),
+    return table(["kernel", OPTION.replace("CONFIG_", ""),
                    "text / data / bss", "Δ against =n"], rows)
 
 
@@ -581,14 +531,7 @@ def size_note(state):
              "."))
 
 
-def _table(head, rows):
-    out = ["| " + " | ".join(head) + " |",
-           "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def section(state):
+def section(state, repo=None):
     """The REPORT.md section, between its own markers."""
     m = state["machine"]
     info = state["wall"]["on"]["info"]
@@ -621,7 +564,7 @@ def section(state):
         "process or thread per repetition. Each workload runs in a new "
         "process born on CPU 0: an idle CPU keeps the last user mm in TTBR0 "
         "and so still holds it.", "",
-        counts_table(state), "",
+        countstable(state), "",
         varying(state), "",
         "`madvise` (a thread per CPU) has the mm live on every CPU, so it "
         "broadcasts with the option on too; its threads zap concurrently, "
@@ -641,7 +584,7 @@ def section(state):
         "of skipping broadcasts; it does not predict it on hardware. Wall "
         "figures on a shared host vary from run to run; the counts above "
         "do not.", "",
-        wall_table(state), "",
+        walltable(state), "",
         "### Context switch under `-icount` (instructions)", "",
         "Two processes (two mms, so `switch_mm()` runs) ping-pong one byte "
         "over pipes, both pinned to CPU 0; instructions per switch (half a "
@@ -653,17 +596,17 @@ def section(state):
         "kernels or settings: the option `n`; built in and off (booted "
         "without `tlbi_local=on`: the switch takes mainline's path behind "
         "a static key, no atomic, no barrier); built in and on; mainline. "
-        f"Each booted {ICOUNT_RUNS} times; the figures were identical. "
+        f"Each booted {RUNS} times; the figures were identical. "
         "That holds for identical boots only: a change elsewhere in the "
         "kernel image or in the guest program has moved these figures by "
         "a few instructions per switch between runs of this part, so a "
         "difference of a few instructions between two kernels is at the "
         "scale of that movement.",
         "",
-        icount_table(state), "",
+        icounttable(state), "",
         switch_verdict(state), "",
         "### Size (`size vmlinux`, bytes)", "",
-        size_table(state), "",
+        sizetable(state), "",
         size_note(state), "",
         f"This part took {state['minutes']:.1f} min. Console logs: "
         "`~/.cache/pda/logs/<kernel>/tlbbench-*.console.log`; raw figures "
@@ -684,7 +627,7 @@ def results_json(state):
                        "wall": f"-accel {MTTCG}, {state['wall_cpus']} vCPUs",
                        "icount": f"-icount shift=0,sleep=off "
                        f"{' '.join(state['qemu_args'])}, "
-                       f"{state['icount_cpus']} CPUs, {ICOUNT_RUNS} boots",
+                       f"{state['icount_cpus']} CPUs, {RUNS} boots",
                        "wall_ratio": "TCG only: a broadcast stops every "
                        "vCPU; bounds the gain, does not predict it",
                        "off": f"bench-{TARGET} booted without "
@@ -697,35 +640,12 @@ def results_json(state):
             "icount": {k: run(v[0]) for k, v in state["icount"].items()}}
 
 
-def write(repo, state):
-    """results/tlbi.json, and the REPORT.md section in place (when this
-    part ran alone; a full run writes REPORT.md with it)."""
-    results = Path(repo) / "results"
-    results.mkdir(exist_ok=True)
-    path = results / "tlbi.json"
-    path.write_text(json.dumps(results_json(state), indent=1,
-                               sort_keys=True) + "\n")
-    return path
+def write(repo, state, readme=False):
+    """results/tlbi.json; this part has no README headline."""
+    return [benchlib.write_results_json(repo, "tlbi.json",
+                                        results_json(state))]
 
 
-def update_report(repo, state):
-    report = Path(repo) / "results/REPORT.md"
-    text = report.read_text() if report.exists() else ""
-    if SECTION_BEGIN in text and SECTION_END in text:
-        text = replace_marked(text, SECTION_BEGIN, SECTION_END,
-                              section(state))
-    else:
-        text = text.rstrip("\n") + "\n\n" + section(state) + "\n"
-    report.write_text(text)
-    return report
-
-
-def main(pristine, tree, unverified, timings, bench_args, qemu_args,
-         cpio_mtime, bench_config, alone=False):
-    """Measure; alone: also write results/ now (bench --only arm64)."""
-    state = measure(pristine, tree, unverified, timings, bench_args,
-                    qemu_args, cpio_mtime, bench_config)
-    if alone:
-        for path in (write(REPO, state), update_report(REPO, state)):
-            say(f"  wrote {path.relative_to(REPO)}")
-    return state
+PART = benchlib.BenchPart(
+    name=TARGET, key="tlbi", targets=None, measure=measure, write=write,
+    section=section, markers=(SECTION_BEGIN, SECTION_END))

@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The parts of make bench after the mainline/PDA comparison, in the
+order they run and their sections stand in results/REPORT.md.  Each is
+its module's BenchPart (benchlib.py); adding one is its module and its
+line here (Documentation/harness/adding-a-bench-part.md)."""
+
+from . import census, preloadbench, tlbbench
+
+PARTS = (
+    tlbbench.PART,
+    census.PART,
+    preloadbench.PART,
+)

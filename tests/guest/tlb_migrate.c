@@ -75,11 +75,6 @@ FIXTURE(mig) {
 	int plug[TLB_MAX_CPUS], nplug;	/* hotpluggable CPUs */
 };
 
-static uint32_t pattern(int pg)
-{
-	return 0xf0000000u + ((uint32_t)pg << 24);
-}
-
 static int map_file_page(FIXTURE_DATA(mig) *self, int pg)
 {
 	void *want = (void *)self->fmap, *got;
@@ -98,9 +93,8 @@ FIXTURE_SETUP(mig)
 {
 	const char *kind;
 	char why[256];
-	uint32_t *buf;
 	size_t i;
-	int pg, no_dontneed;
+	int no_dontneed;
 
 	self->fd = -1;
 	self->fmap = NULL;
@@ -129,18 +123,10 @@ FIXTURE_SETUP(mig)
 	ASSERT_LE(0, self->fd) {
 		TH_LOG("%s", why);
 	}
-	buf = malloc(self->env.page);
-	ASSERT_TRUE(buf != NULL) {
-		TH_LOG("malloc: %s", strerror(errno));
+	ASSERT_EQ(0, tlb_file_fill(self->fd, NFILEPAGES, self->env.page, why,
+				   sizeof(why))) {
+		TH_LOG("%s", why);
 	}
-	for (pg = 0; pg < NFILEPAGES; pg++) {
-		for (i = 0; i < self->env.page / 4; i++)
-			buf[i] = pattern(pg) + i;
-		ASSERT_EQ((ssize_t)self->env.page,
-			  pwrite(self->fd, buf, self->env.page,
-				 (off_t)pg * self->env.page));
-	}
-	free(buf);
 	self->fmap = tlb_map_guarded(self->env.page);
 	ASSERT_TRUE(self->fmap != NULL) {
 		TH_LOG("mmap: %s", strerror(errno));
@@ -197,7 +183,7 @@ static void touch(FIXTURE_DATA(mig) *self, enum flush fl, long r)
 	int sig;
 
 	if (fl == REMAP) {
-		sig = tlb_probe_scan(self->fmap, n, pattern(self->fpage), 1,
+		sig = tlb_probe_scan(self->fmap, n, tlb_file_pattern(self->fpage), 1,
 				     &bad, &got);
 		if (sig || bad < n)
 			tlb_fail(e, "%s: before the flush, file page %d at %p: %s %#x",
@@ -284,7 +270,7 @@ static void check(FIXTURE_DATA(mig) *self, enum flush fl, long r,
 		break;
 	case REMAP:
 		p = self->fmap;
-		sig = tlb_probe_scan(p, n, pattern(self->fpage), 1, &bad,
+		sig = tlb_probe_scan(p, n, tlb_file_pattern(self->fpage), 1, &bad,
 				     &got);
 		if (sig)
 			tlb_fail(e, "%s: read of %p %s: %s", flush_name[fl], p,
@@ -292,8 +278,8 @@ static void check(FIXTURE_DATA(mig) *self, enum flush fl, long r,
 		else if (bad < n)
 			tlb_fail(e, "%s: read %#x from %p %s, expected file page %d's %#x%s",
 				 flush_name[fl], got, p + bad, when,
-				 self->fpage, pattern(self->fpage) + (uint32_t)bad,
-				 got == pattern(!self->fpage) + bad ?
+				 self->fpage, tlb_file_pattern(self->fpage) + (uint32_t)bad,
+				 got == tlb_file_pattern(!self->fpage) + bad ?
 				 " (the old page's: stale TLB entry)" : "");
 		break;
 	default:

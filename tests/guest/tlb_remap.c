@@ -87,12 +87,6 @@ FIXTURE_VARIANT_ADD(remap, map_fixed) {
 	.how = "mmap(MAP_FIXED) over the live mapping",
 };
 
-/* Word @w of file page @pg: each page its own range of values. */
-static uint32_t pattern(int pg)
-{
-	return 0xf0000000u + ((uint32_t)pg << 24);
-}
-
 static size_t words(struct tlb_env *e)
 {
 	return e->page / 4;
@@ -129,10 +123,7 @@ static int remap(FIXTURE_DATA(remap) *self,
 
 FIXTURE_SETUP(remap)
 {
-	uint32_t *buf;
 	char why[256];
-	size_t i;
-	int pg;
 
 	self->fd = -1;
 	ASSERT_EQ(0, tlb_env_init(&self->env, -1, why, sizeof(why))) {
@@ -143,18 +134,10 @@ FIXTURE_SETUP(remap)
 	ASSERT_LE(0, self->fd) {
 		TH_LOG("%s", why);
 	}
-	buf = malloc(self->env.page);
-	ASSERT_TRUE(buf != NULL) {
-		TH_LOG("malloc: %s", strerror(errno));
+	ASSERT_EQ(0, tlb_file_fill(self->fd, NFILEPAGES, self->env.page, why,
+				   sizeof(why))) {
+		TH_LOG("%s", why);
 	}
-	for (pg = 0; pg < NFILEPAGES; pg++) {
-		for (i = 0; i < words(&self->env); i++)
-			buf[i] = pattern(pg) + i;
-		ASSERT_EQ((ssize_t)self->env.page,
-			  pwrite(self->fd, buf, self->env.page,
-				 (off_t)pg * self->env.page));
-	}
-	free(buf);
 	self->addr = tlb_map_guarded(self->env.page);
 	ASSERT_TRUE(self->addr != NULL) {
 		TH_LOG("mmap: %s", strerror(errno));
@@ -180,7 +163,7 @@ FIXTURE_TEARDOWN(remap)
 /* Reads the whole page: 0 and *@bad == words if it is file page @pg. */
 static int scan_page(struct job *j, int pg, size_t *bad, uint32_t *got)
 {
-	return tlb_probe_scan(j->addr, words(j->env), pattern(pg), 1, bad,
+	return tlb_probe_scan(j->addr, words(j->env), tlb_file_pattern(pg), 1, bad,
 			      got);
 }
 
@@ -189,7 +172,7 @@ static void report_page(struct job *j, int pg, const char *when, int sig,
 			size_t bad, uint32_t got)
 {
 	volatile uint32_t *p = j->addr;
-	uint32_t want = pattern(pg) + (uint32_t)bad;
+	uint32_t want = tlb_file_pattern(pg) + (uint32_t)bad;
 	char buf[96];
 	int old;
 
@@ -198,9 +181,9 @@ static void report_page(struct job *j, int pg, const char *when, int sig,
 			 tlb_sig_str(sig, buf, sizeof(buf)));
 		return;
 	}
-	old = (got - pattern(0)) >> 24;
+	old = (got - tlb_file_pattern(0)) >> 24;
 	if (old >= 0 && old < NFILEPAGES && old != pg &&
-	    got - pattern(old) == bad)
+	    got - tlb_file_pattern(old) == bad)
 		tlb_fail(j->env, "read %#x from %p %s: file page %d's, not page %d's %#x (stale TLB entry)",
 			 got, p + bad, when, old, pg, want);
 	else

@@ -1044,6 +1044,41 @@ static inline void tlb_flush_end(struct tlb_paths *p)
 /* ------------------------------------------------ files and madvise */
 
 /*
+ * Word w of file page @pg holds tlb_file_pattern(@pg) + w: each page its
+ * own range of values, so a read shows which page a translation led to.
+ */
+static inline uint32_t tlb_file_pattern(int pg)
+{
+	return 0xf0000000u + ((uint32_t)pg << 24);
+}
+
+/* Writes every page of @fd its tlb_file_pattern(); -1 with @why. */
+static inline int tlb_file_fill(int fd, int npages, size_t page, char *why,
+				size_t len)
+{
+	uint32_t *buf = malloc(page);
+	size_t i;
+	int pg;
+
+	if (!buf) {
+		snprintf(why, len, "malloc: %s", strerror(errno));
+		return -1;
+	}
+	for (pg = 0; pg < npages; pg++) {
+		for (i = 0; i < page / 4; i++)
+			buf[i] = tlb_file_pattern(pg) + i;
+		if (pwrite(fd, buf, page, (off_t)pg * page) != (ssize_t)page) {
+			snprintf(why, len, "pwrite of page %d: %s", pg,
+				 strerror(errno));
+			free(buf);
+			return -1;
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+/*
  * A file for MAP_SHARED mappings of @size bytes, already unlinked: a
  * memfd, else a file in /dev/shm or /tmp.  The fd, or -1 with every
  * attempt's failure in @why.

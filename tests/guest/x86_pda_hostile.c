@@ -315,10 +315,18 @@ TEST_F_TIMEOUT(hostile, kernel_half, 120)
  * on what it pushed, except through __kernel_vsyscall, for which the
  * stack around its frame is filled with a 16-byte pattern (ebp, edx, ecx,
  * return address) repeated every 16 bytes: whatever the base, the landing
- * pad pops the right words.  The call is made from ss_call_top, 4 KiB
+ * pad pops the right words.  The vDSO is entered from ss_call_top, 4 KiB
  * above the loop's ss_top: i386 has no red zone, and a signal taken in the
  * loop writes its frame right below ss_top, where it would clobber the
  * pattern (Bochs's FXSAVE frames do: the landing pad then returned to 0).
+ *
+ * A signal taken where the landing pad returns (%esp = ss_call_top, flat)
+ * writes its frame over the flat 16 bytes below, which a SYSEXIT or SYSRET
+ * pops on the next call when the base is not 0.  So each call plants
+ * them again, through %ds, and jumps in with %esp already below the
+ * return address: a call would leave %esp = ss_call_top for one
+ * instruction, where a signal would clobber it again.  The loop sends
+ * itself SIGALRM right there, so that this is tested on every call.
  */
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
@@ -339,6 +347,7 @@ static char ss_stack[SS_STACK_SIZE] __attribute__((aligned(64)));
 /* signal bookkeeping, written by the handlers */
 static volatile uint32_t ss_usr1, ss_usr1_bad, ss_usr2, ss_usr2_legacy;
 static volatile uint32_t ss_prof, ss_prof_sel, ss_prof_flat, ss_prof_other;
+static volatile uint32_t ss_alrm;
 
 void ss_run(void);
 asm(".text\n"
@@ -431,17 +440,31 @@ asm(".text\n"
     "movl $" STR(SS_VSYS_ECX) ", %ecx\n\t"
     "movl $" STR(SS_VSYS_EDX) ", %edx\n\t"
     "movl $" STR(SS_VSYS_EBP) ", %ebp\n\t"
-    "movl ss_call_top, %esp\n\t"
-    "call *%esi\n"
+    "movl ss_call_top, %ebx\n\t"
+    "movl $" STR(SS_VSYS_EBP) ", -16(%ebx)\n\t"
+    "movl $" STR(SS_VSYS_EDX) ", -12(%ebx)\n\t"
+    "movl $" STR(SS_VSYS_ECX) ", -8(%ebx)\n\t"
+    "movl $ss_vsys_ret, -4(%ebx)\n\t"
+    "leal -4(%ebx), %esp\n\t"
+    "jmp *%esi\n"
     ".globl ss_vsys_ret\n"
     "ss_vsys_ret:\n\t"
-    "movl ss_top, %esp\n\t"
     "movw %ss, %bx\n\t"
     "movzwl %bx, %ebx\n\t"
     "movl %ebx, ss_vdso_ss\n\t"
     "cmpl ss_pid, %eax\n\t"
-    "je 9f\n\t"
+    "je 8f\n\t"
     "incl ss_vdso_bad\n"
+    "8:\n\t"
+    /*
+     * kill(pid, SIGALRM) with %esp where the landing pad left it: the
+     * handler's frame goes right below, over the pattern.
+     */
+    "movl $37, %eax\n\t"
+    "movl ss_pid, %ebx\n\t"
+    "movl $14, %ecx\n\t"
+    "int $0x80\n\t"
+    "movl ss_top, %esp\n"
     "9:\n\t"
     "incl ss_done\n\t"
     "incl %edi\n\t"
@@ -477,6 +500,11 @@ static void ss_usr2_handler(int sig, siginfo_t *si, void *ctx)
 	if (frame >= (uintptr_t)ph_altstack &&
 	    frame < (uintptr_t)ph_altstack + sizeof(ph_altstack) / 2)
 		ss_usr2_legacy++;
+}
+
+static void ss_alrm_handler(int sig, siginfo_t *si, void *ctx)
+{
+	ss_alrm++;
 }
 
 static void ss_prof_handler(int sig, siginfo_t *si, void *ctx)
@@ -560,6 +588,8 @@ static void ss_case(void *p)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;	/* on the odd stack */
 	sa.sa_sigaction = ss_prof_handler;
 	sigaction(SIGPROF, &sa, NULL);
+	sa.sa_sigaction = ss_alrm_handler;
+	sigaction(SIGALRM, &sa, NULL);
 	memset(&ksa, 0, sizeof(ksa));
 	ksa.handler = ss_usr2_handler;
 	ksa.flags = SA_SIGINFO;			/* no SA_RESTORER */
@@ -603,6 +633,7 @@ static void ss_report(void)
 	ph_res->v[17] = ss_prof_other;
 	ph_res->v[18] = ss_iters;
 	ph_res->v[19] = ph_get_seg(ss);
+	ph_res->v[20] = ss_alrm;
 }
 
 TEST_F_TIMEOUT(hostile, stack_segment, 300)
@@ -621,8 +652,8 @@ TEST_F_TIMEOUT(hostile, stack_segment, 300)
 		TH_LOG("%s: %d/%d iterations; bad ss %d/%d, bad reads %d/%d (last %d), bad pid %d, affinity errors %d",
 		       label, v[0], v[18], v[1], v[8], v[2], v[9], v[3], v[4],
 		       v[5]);
-		TH_LOG("%s: vDSO returned with ss %#x (bad pid %d); SIGUSR1 %d (bad %d), legacy SIGUSR2 %d/%d, SIGPROF %d (ss: odd %d, flat %d, other %d)",
-		       label, v[6], v[7], v[10], v[11], v[13], v[12], v[14],
+		TH_LOG("%s: vDSO returned with ss %#x (bad pid %d), SIGALRM there %d; SIGUSR1 %d (bad %d), legacy SIGUSR2 %d/%d, SIGPROF %d (ss: odd %d, flat %d, other %d)",
+		       label, v[6], v[7], v[20], v[10], v[11], v[13], v[12], v[14],
 		       v[15], v[16], v[17]);
 		/* It survives, and it was the only one to see the odd SS. */
 		EXPECT_EQ(0, r[k].status);
@@ -641,9 +672,11 @@ TEST_F_TIMEOUT(hostile, stack_segment, 300)
 		 * entries even record it as the SS they came from); int
 		 * $0x80 returns through IRET, with the SS it saved.
 		 */
-		if (self->vdso != PH_VDSO_NONE)
+		if (self->vdso != PH_VDSO_NONE) {
 			EXPECT_EQ(self->fast ? PH_USER_DS :
 				  (k ? PH_TLS_SEL : PH_SEL), v[6]);
+			EXPECT_EQ(v[18], v[20]);
+		}
 		EXPECT_EQ(v[18], v[10]);
 		EXPECT_EQ(0, v[11]);
 		EXPECT_EQ(v[18], v[12]);
@@ -656,7 +689,7 @@ TEST_F_TIMEOUT(hostile, stack_segment, 300)
 	}
 	/* the same outcome through PDA and TLS */
 	EXPECT_EQ(r[0].status, r[1].status);
-	for (i = 0; i < 20; i++)
+	for (i = 0; i < 21; i++)
 		if (i != 3 && i != 14 && i != 15 && i != 16 &&
 		    (i != 6 || self->fast))
 			EXPECT_EQ(r[0].v[i], r[1].v[i]);

@@ -47,7 +47,7 @@ NEED_ENTRY = {"irq"}
 # then dropped.
 KNOWN = "known"
 # segbench rows the estimate needs, run natively on the host.
-HOST_FILTERS = ("sel.mov.*", "sel.pushpop.*", "probe.*")
+HOST_FILTERS = ("sel.mov.*", "sel.pushpop.*", "sel.kentry.*", "probe.*")
 
 
 # ------------------------------------------------------------ parsing

@@ -51,6 +51,7 @@ PATHS = [
 EMPTY = "empty"
 IRQ = "irq"
 LOAD_SUFFIXES = (".null", ".sel")
+PROBE = "probe."
 
 
 # ------------------------------------------------------------ counts
@@ -92,6 +93,18 @@ def loads(s, reg=None, null=None):
     return total
 
 
+def spread(path, empty, name):
+    """(min, max) instructions per operation over a path's windows, all
+    boots alike (they must be identical)."""
+    got = [instructions({k: v / path["ops"] for k, v in w.items()}, empty,
+                        name) for w in path["windows"]]
+    return min(got), max(got)
+
+
+def seg_ops(s, name):
+    return sum(s[k] for k in seg_keys(s) if name != IRQ or k.startswith("k."))
+
+
 def instructions(s, empty, name):
     if name == IRQ:
         return s.get("k.insns", 0)
@@ -113,9 +126,9 @@ def cost_row(key, rows):
         # ordinary memory read.
         return f"sel.mov.{fam}.{'null' if kind[-1] == 'null' else 'user_ds'}"
     if kind[0] in ("iret", "lsl", "lar", "verr"):
-        return f"probe.{kind[0]}"
+        return PROBE + kind[0]
     if kind[0] == "verw":
-        return "probe.verr"
+        return PROBE + "verr"
     return None
 
 
@@ -153,12 +166,15 @@ def host_label(m):
             f"{m.get('date', '?')[:10]}")
 
 
-def hosts(state, repo):
+def recorded_hosts(state, repo):
     """[(label, short name, {row: {min, median}})]: this run's host and
-    every segbench record in results/."""
+    every segbench record in results/, each with all its rows.  A
+    record's second run (-run2) only checks its first: not a column."""
     out = [("this run", host_label(state["host"]["machine"]),
             state["host"]["rows"])]
     for path in sorted(Path(repo, "results").glob("host-*.json")):
+        if path.stem.endswith("-run2"):
+            continue
         data = json.loads(path.read_text())
         if data.get("unit") != "cycles" or data.get("mode") != "native":
             continue
@@ -168,6 +184,23 @@ def hosts(state, repo):
         out.append((f"`results/{path.name}`", host_label(data["machine"]),
                     rows))
     return out
+
+
+def uncommon_probes(recorded):
+    """The probe rows some host lacks: costing them on the others would
+    make one column dearer than the next for want of a row, not a cost."""
+    probes = [{r for r in rows if r.startswith(PROBE)}
+              for _, _, rows in recorded]
+    return sorted(set.union(*probes) - set.intersection(*probes))
+
+
+def hosts(state, repo):
+    """recorded_hosts(), each costed from the same rows: a probe row any
+    host lacks is left out of all (uncommon_probes())."""
+    drop = set(uncommon_probes(recorded_hosts(state, repo)))
+    return [(label, machine, {r: v for r, v in rows.items()
+                              if r not in drop})
+            for label, machine, rows in recorded_hosts(state, repo)]
 
 
 # ------------------------------------------------------------ tables
@@ -236,15 +269,71 @@ def summary_table(state, rows_host):
                   "seg. cycles", "est. cycles"], out)
 
 
+def difference(kernels, sums, prog, name):
+    """Mainline → PDA on one path: the instruction difference, split
+    into the segment operations' (exact counts) and the rest, against the
+    spread of the windows.  None unless both kernels ran the path."""
+    if None in sums:
+        return None
+    (main, pda), (a, b) = kernels, sums
+    ea, eb = empty_of(main, prog), empty_of(pda, prog)
+    ra = spread(main["census"][prog][name], ea, name)
+    rb = spread(pda["census"][prog][name], eb, name)
+    d = instructions(b, eb, name) - instructions(a, ea, name)
+    dseg = seg_ops(b, name) - seg_ops(a, name)
+    width = max(ra[1] - ra[0], rb[1] - rb[0])
+    if d == dseg:
+        verdict = "none" if d == 0 else "segment ops only"
+    elif width == 0:
+        verdict = "deterministic"
+    elif abs(d - dseg) <= width:
+        verdict = "inside the spread"
+    else:
+        verdict = "beyond the spread"
+    return {"spreads": (ra, rb), "width": width, "insns": d, "seg": dseg,
+            "rest": d - dseg, "verdict": verdict}
+
+
+def span(r):
+    return fmt(r[0]) if r[0] == r[1] else f"{fmt(r[0])}–{fmt(r[1])}"
+
+
+def split_table(state, all_hosts):
+    """Each difference, its segment part costed on every host, the rest
+    beside the windows' spread."""
+    out = []
+    for target, prog, name, kernels, sums in compared(state):
+        d = difference(kernels, sums, prog, name)
+        if d is None:
+            continue
+        (ma, pa) = sums
+        cells = [prog_label(target, prog), f"`{name}`",
+                 span(d["spreads"][0]), span(d["spreads"][1]),
+                 f"{d['insns']:+g}", f"{d['seg']:+g}", f"{d['rest']:+g}",
+                 d["verdict"]]
+        for _, _, rows in all_hosts:
+            cells.append(f"{seg_cycles(pa, name, rows) - seg_cycles(ma, name, rows):+.0f}")
+        out.append(cells)
+    return table(["target", "path", "mainline insns, min–max of windows",
+                  "PDA", "Δ insns (medians)", "of which segment ops",
+                  "the rest", "the rest against the spread"] +
+                 [f"Δ segment cycles, {m} ({lab})" for lab, m, _ in all_hosts],
+                 out)
+
+
 def host_estimates(state, all_hosts):
-    """Each path's estimate, mainline → PDA, on every host."""
+    """Each path's estimate, mainline → PDA, on every host; a difference
+    the windows' spread holds is marked, not shown as a change."""
     out = []
     for target, prog, name, kernels, sums in compared(state):
         cells = [prog_label(target, prog), f"`{name}`"]
+        d = difference(kernels, sums, prog, name)
+        mark = f" (the rest {d['verdict']})" if d and d["verdict"] in (
+            "inside the spread", "beyond the spread") else ""
         for _, _, rows in all_hosts:
             est = [f"{estimate(s, empty_of(v, prog), name, rows)[0][0]:.0f}"
                    if s else "n/a" for v, s in zip(kernels, sums)]
-            cells.append(" → ".join(est))
+            cells.append(" → ".join(est) + mark)
         out.append(cells)
     return table(["target", "path"] + [f"{m} ({lab})"
                                        for lab, m, _ in all_hosts], out)
@@ -352,16 +441,31 @@ def saving_table(state, all_hosts):
                         f"{fmt(sv['fs'][0])} → {fmt(sv['fs'][1])}",
                         f"{fmt(sv['loads'][0])} → {fmt(sv['loads'][1])}",
                         f"{fmt(sv['insns'][0])} → {fmt(sv['insns'][1])}",
-                        f"**{p:.0f}** ({min(lo, hi):.0f}–{max(lo, hi):.0f})"])
+                        f"**{p:.0f}** ({min(lo, hi):.0f}–{max(lo, hi):.0f})",
+                        kentry_saving(rows)])
     return table(["host", "null syscall", "`%fs` loads mainline → PDA",
                   "all selector loads", "instructions",
-                  "cycles saved, ESTIMATE (range)"], out)
+                  "cycles saved, ESTIMATE (range)",
+                  "segbench's replay of the entry's `%fs` work, "
+                  "mainline − UP_NOSEG (median)"], out)
+
+
+def kentry_saving(rows):
+    """segbench's sel.kentry rows: the %fs work of one UP kernel entry
+    and exit, replayed in user mode, where a record has them."""
+    a, b = rows.get("sel.kentry.fs.mainline"), \
+        rows.get("sel.kentry.fs.noseg")
+    if not (a and b):
+        return "not recorded"
+    return f"{a['median'] - b['median']:.0f} ({a['median']:.1f} − " \
+        f"{b['median']:.1f})"
 
 
 # ------------------------------------------------------------ section
 
 def section(state, repo):
     all_hosts = hosts(state, repo)
+    dropped = uncommon_probes(recorded_hosts(state, repo))
     rows = all_hosts[0][2]
     m = state["host"]["machine"]
     out = [SECTION_BEGIN,
@@ -400,9 +504,10 @@ def section(state, repo):
            "transfers and `lldt` cannot be timed from user mode: they count "
            "as ordinary instructions, so the estimate is low by what they "
            "cost beyond that; on x86-64, where the paths load no selector, "
-           "the estimate is little more than the instruction count. `iret` "
-           "is costed at a same-privilege `iret` (`probe.iret`), a lower "
-           "bound of the kernel's return to user mode; a `pop` or `l*s` of "
+           "the estimate is little more than the instruction count. `iret`, "
+           "where every host record has `probe.iret`, is costed at a "
+           "same-privilege `iret`, a lower bound of the kernel's return to "
+           "user mode; a `pop` or `l*s` of "
            "a segment register at a `mov` of the same kind of selector. "
            "**Uncertainty:** the range only spans c and segbench's min and "
            "median; in a difference between two kernels whose other "
@@ -423,7 +528,40 @@ def section(state, repo):
            f"![segment loads per path]({PLOT})", "",
            "### The estimate on each host with segbench figures in "
            "`results/` (cycles, mainline → PDA)", "",
+           "Every column is costed from the same segbench rows: "
+           + (", ".join(f"`{r}`" for r in dropped) + " (not in every "
+              "record) is left out of all, as an ordinary instruction. "
+              if dropped else "every record has every row used. ") +
+           "A path marked *the rest inside the spread* differs between the "
+           "kernels, beyond its segment operations, by less than its own "
+           "windows vary: that is the path's noise, not something the "
+           "series saves or costs; *beyond the spread*: see the next "
+           "table.", "",
            host_estimates(state, all_hosts), "",
+           "### What the segment operations account for", "",
+           "Some paths are not deterministic: a wake-up, the stopper "
+           "thread, an IPI or a softirq falls in some windows and not in "
+           "others, so the windows of one kernel differ (identically in "
+           "every boot). Each mainline → PDA difference of the medians is "
+           "split into the segment operations' part (exact counts; their "
+           "cycles below, per host) and the rest of the instructions, "
+           "which is set against the wider of the two kernels' spreads "
+           "(min–max over the windows): *deterministic* when every window "
+           "of both kernels is the same (the difference is exact), *inside "
+           "the spread* when the rest is no larger than the spread (noise), "
+           "*beyond the spread* otherwise. The spread is one kernel's "
+           "windows; it does not show how the interleaving of a "
+           "non-deterministic path moves when the kernel image changes, "
+           "which any change to the code does. So a rest beyond the spread "
+           "is a difference this census cannot attribute: on `migrate` the "
+           "series' own code is a test in `set_task_cpu()`, one on the "
+           "way back to user space (`getcpu_cache_migrate()`, "
+           "`getcpu_cache_handle_notify_resume()`; nothing registers a "
+           "getcpu_cache here) and what `ctxsw.same` shows per context "
+           "switch: a few instructions, not hundreds. "
+           "`irq`'s figure is its cheapest window; its spread spans every "
+           "window.", "",
+           split_table(state, all_hosts), "",
            "### The 2006 questions", ""]
     sv = up_saving(state, rows)
     if sv:
@@ -448,10 +586,10 @@ def section(state, repo):
             "### Cost inputs (segbench, native, cycles)", "",
             "A `%ds`, `%es` or `%ss` load is costed as a `%fs` load; a "
             "host record made with segbench's x86-64 build has `%gs` rows "
-            "only, which then stand in for `%fs`. Rows a record lacks "
-            "(`probe.iret` before this census) leave that kind uncosted "
-            "there.", "",
-            cost_table(all_hosts), "",
+            "only, which then stand in for `%fs`. A probe row that one "
+            "record lacks is shown here but costed in no column (above).",
+            "",
+            cost_table(recorded_hosts(state, repo)), "",
             f"This part took {state['minutes']:.1f} min. Plugin output: "
             "`~/.cache/pda/logs/<kernel>/census-N.windows.txt`; raw windows "
             "in `results/census.json`.",

@@ -58,7 +58,7 @@
 
 #include "kselftest_harness.h"
 
-#include "lib/tlb_test.h"
+#include "lib/tlb_rounds.h"
 
 #define ROUNDS_OCCUPIED		16
 #define ROUNDS_CONCURRENT	8
@@ -416,6 +416,13 @@ static int reap(FIXTURE_DATA(cow) *self, int kill_it)
  * it may not see main's word.  Nothing else runs on the other CPUs in
  * between, so in a lazy round each still holds the mm that must not see
  * the write.
+ *
+ * Not lib/tlb_rounds.h's rounds: here the flush is a write, the child's
+ * or main's by turns, and a child process takes part in every round, so
+ * the round is a dialogue over pipes, not fill, flush, check.  Only the
+ * three cases around it are the shared ones (TLB_OCCUPIED_TESTS()); the
+ * concurrent case below is its own for the same reason, with fork() in
+ * the middle of its phases.
  */
 static void occupied(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(cow) *self, int only_cpu,
@@ -505,24 +512,7 @@ static void occupied(struct __test_metadata *_metadata,
 	pda_stat("migrations", e->migrations);
 }
 
-TEST_F_TIMEOUT(cow, occupied, TLB_TIMEOUT)
-{
-	if (self->env.ncpus < 2)
-		SKIP(return, "one online CPU: no other CPU to hold a stale entry (one_cpu covers it)");
-	occupied(_metadata, self, -1, TLB_OCCUPIED);
-}
-
-TEST_F_TIMEOUT(cow, lazy, TLB_TIMEOUT)
-{
-	if (self->env.ncpus < 2)
-		SKIP(return, "one online CPU: no other CPU to hold the mm");
-	occupied(_metadata, self, -1, TLB_LAZY);
-}
-
-TEST_F_TIMEOUT(cow, one_cpu, TLB_TIMEOUT)
-{
-	occupied(_metadata, self, self->env.cpus[0], TLB_OCCUPIED);
-}
+TLB_OCCUPIED_TESTS(cow, occupied)
 
 /* ------------------------------------------------------ concurrent */
 

@@ -42,26 +42,14 @@
 
 #include "kselftest_harness.h"
 
-#include "lib/tlb_test.h"
+#include "lib/tlb_rounds.h"
 
 #define NPAGES			4
 #define ROUNDS_OCCUPIED		24
 #define ROUNDS_CONCURRENT	8
-#define ACCESSES		4
-#define MOVE_EVERY		3
 
-enum stage { FILL, CHECK_ZERO };
-enum phase { PH_FILLED, PH_TO_ZERO, PH_ZERO, PH_STOP, NR_PH };
-
-struct job {
-	struct tlb_env *env;
-	volatile uint32_t *mem;		/* NPAGES pages */
-	enum stage stage;
-	int only_cpu;			/* -1: home, then the others */
-	long round;
-	int phase;
-	unsigned long (*count)[NR_PH];
-};
+/* Concurrent phases (lib/tlb_rounds.h). */
+enum phase { PH_FILLED, PH_TO_ZERO, PH_ZERO };
 
 FIXTURE(dontneed) {
 	struct tlb_env env;
@@ -96,19 +84,26 @@ FIXTURE_TEARDOWN(dontneed)
 		munmap((void *)self->mem, NPAGES * self->env.page);
 }
 
-static size_t words(struct job *j)
+static volatile uint32_t *mem(struct tlb_round *rd)
 {
-	return j->env->page / 4;
+	FIXTURE_DATA(dontneed) *self = rd->arg;
+
+	return self->mem;
+}
+
+static size_t words(struct tlb_round *rd)
+{
+	return rd->env->page / 4;
 }
 
 /* Thread @i's word (main: nworkers) in page @pg. */
-static volatile uint32_t *slot(struct job *j, int pg, int i)
+static volatile uint32_t *slot(struct tlb_round *rd, int pg, int i)
 {
-	size_t stride = words(j) / (j->env->nworkers + 1);
+	size_t stride = words(rd) / (rd->env->nworkers + 1);
 
 	if (stride > 16)
 		stride = 16;
-	return j->mem + pg * words(j) + i * stride;
+	return mem(rd) + pg * words(rd) + i * stride;
 }
 
 /* What thread @i writes into page @pg in round @r: never 0. */
@@ -119,7 +114,7 @@ static uint32_t value(long r, int pg, int i)
 }
 
 /* Every word of every page is 0; logs the first that is not. */
-static void check_zero(struct job *j, const char *when)
+static void check_zero(struct tlb_round *rd, const char *when)
 {
 	size_t bad;
 	uint32_t got = 0;
@@ -127,246 +122,117 @@ static void check_zero(struct job *j, const char *when)
 	int pg, sig;
 
 	for (pg = 0; pg < NPAGES; pg++) {
-		volatile uint32_t *p = j->mem + pg * words(j);
+		volatile uint32_t *p = mem(rd) + pg * words(rd);
 
-		sig = tlb_probe_scan(p, words(j), 0, 0, &bad, &got);
+		sig = tlb_probe_scan(p, words(rd), 0, 0, &bad, &got);
 		if (sig) {
-			tlb_fail(j->env, "reading page %p %s: %s", p, when,
+			tlb_fail(rd->env, "reading page %p %s: %s", p, when,
 				 tlb_sig_str(sig, buf, sizeof(buf)));
 			return;
 		}
-		if (bad < words(j)) {
-			tlb_fail(j->env, "read %#x from %p %s, expected 0 (stale TLB entry: the freed page)",
+		if (bad < words(rd)) {
+			tlb_fail(rd->env, "read %#x from %p %s, expected 0 (stale TLB entry: the freed page)",
 				 got, p + bad, when);
 			return;
 		}
 	}
 }
 
+/* Main fills every word of every page (nonzero) before the threads' slots. */
+static void begin(struct __test_metadata *_metadata, struct tlb_round *rd)
+{
+	size_t i, n = NPAGES * words(rd);
+
+	for (i = 0; i < n; i++)
+		mem(rd)[i] = value(rd->round, i / words(rd), 0xff) ^ (i << 12);
+}
+
 /* Thread @i writes its word of every page; each must read back. */
-static void fill(struct job *j, int i)
+static void fill(struct tlb_round *rd, int i)
 {
 	uint32_t got = 0;
 	char buf[96];
 	int pg, sig;
 
 	for (pg = 0; pg < NPAGES; pg++) {
-		volatile uint32_t *p = slot(j, pg, i);
-		uint32_t want = value(j->round, pg, i);
+		volatile uint32_t *p = slot(rd, pg, i);
+		uint32_t want = value(rd->round, pg, i);
 
 		sig = tlb_probe_write(p, want);
 		if (!sig)
 			sig = tlb_probe_read(p, &got);
 		if (sig)
-			tlb_fail(j->env, "write/read of %p: %s", p,
+			tlb_fail(rd->env, "write/read of %p: %s", p,
 				 tlb_sig_str(sig, buf, sizeof(buf)));
 		else if (got != want)
-			tlb_fail(j->env, "wrote %#x to %p, read back %#x",
+			tlb_fail(rd->env, "wrote %#x to %p, read back %#x",
 				 want, p, got);
 	}
 }
 
-static void occupied_job(struct tlb_worker *w, void *arg)
+static int flush(struct tlb_round *rd, int k, char *what, size_t len)
 {
-	struct job *j = arg;
-	int k, n = j->stage == FILL ? 1 : tlb_nvisits(j->env);
+	int err;
 
-	for (k = 0; k < n; k++) {
-		int cpu = j->only_cpu >= 0 ? j->only_cpu :
-			  tlb_visit(j->env, w->idx, k);
-
-		if (tlb_move(j->env, cpu))
-			return;
-		if (j->stage == FILL)
-			fill(j, w->idx);
-		else
-			check_zero(j, "after MADV_DONTNEED returned");
-		if (j->only_cpu >= 0)
-			break;
-	}
+	if (!madvise((void *)mem(rd), NPAGES * rd->env->page, MADV_DONTNEED))
+		return 0;
+	err = -errno;
+	snprintf(what, len, "madvise");
+	return err;
 }
 
-/* Main fills every word of every page (nonzero), then its own slots. */
-static void main_fill(struct job *j)
+static void check(struct tlb_round *rd, int i, int k)
 {
-	size_t i, n = NPAGES * words(j);
-
-	for (i = 0; i < n; i++)
-		j->mem[i] = value(j->round, i / words(j), 0xff) ^ (i << 12);
-	fill(j, j->env->nworkers);
-}
-
-static void occupied(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(dontneed) *self, int only_cpu,
-		     enum tlb_mode mode)
-{
-	struct tlb_env *e = &self->env;
-	long rounds = tlb_rounds(ROUNDS_OCCUPIED), r;
-	int nworkers = only_cpu < 0 ? e->nworkers : 2;
-	struct job j = {
-		.env = e, .mem = self->mem, .only_cpu = only_cpu,
-	};
-	struct tlb_paths paths;
-	uint64_t t0 = pda_test_now_ns();
-
-	tlb_paths_start(&paths, mode, only_cpu < 0);
-	for (r = 0; r < rounds && !tlb_failures(e); r++) {
-		int f = only_cpu >= 0 ? only_cpu : e->cpus[r % e->ncpus];
-
-		j.round = e->round = r;
-		if (tlb_move(e, f))
-			break;
-		j.stage = FILL;
-		main_fill(&j);
-		tlb_run(e, nworkers, occupied_job, &j);
-
-		if (tlb_before_flush(e, mode, f))
-			break;
-		tlb_flush_begin(&paths);
-		ASSERT_EQ(0, madvise((void *)self->mem, NPAGES * e->page,
-				     MADV_DONTNEED)) {
-			TH_LOG("round %ld: madvise: %s", r, strerror(errno));
-		}
-		tlb_flush_end(&paths);
-		j.stage = CHECK_ZERO;
-		check_zero(&j, "after MADV_DONTNEED returned");
-		tlb_run(e, nworkers, occupied_job, &j);
-	}
-	TH_LOG("%ld rounds, %d workers, %s, in %llu ms", r, nworkers,
-	       tlb_mode_name(mode),
-	       (unsigned long long)(pda_test_now_ns() - t0) / 1000000);
-	TLB_EXPECT_NO_FAILURES(e);
-	TLB_PATHS_EXPECT(mode == TLB_OCCUPIED ? "occupied MADV_DONTNEED" :
-			 "lazy MADV_DONTNEED", &paths);
-	pda_stat("migrations", e->migrations);
-}
-
-TEST_F_TIMEOUT(dontneed, occupied, TLB_TIMEOUT)
-{
-	if (self->env.ncpus < 2)
-		SKIP(return, "one online CPU: no other CPU to hold a stale entry (one_cpu covers it)");
-	occupied(_metadata, self, -1, TLB_OCCUPIED);
-}
-
-TEST_F_TIMEOUT(dontneed, lazy, TLB_TIMEOUT)
-{
-	if (self->env.ncpus < 2)
-		SKIP(return, "one online CPU: no other CPU to hold the mm");
-	occupied(_metadata, self, -1, TLB_LAZY);
-}
-
-TEST_F_TIMEOUT(dontneed, one_cpu, TLB_TIMEOUT)
-{
-	occupied(_metadata, self, self->env.cpus[0], TLB_OCCUPIED);
+	check_zero(rd, "after MADV_DONTNEED returned");
 }
 
 /*
- * A concurrent worker reads its word of every page, moving to its next
- * CPU every MOVE_EVERY passes; once the phase read before a pass says
- * madvise() returned, the whole of every page must be zero.
+ * A concurrent worker's pass: it reads its word of every page; once the
+ * phase read before the pass says madvise() returned, the whole of every
+ * page must be zero.
  */
-static void concurrent_job(struct tlb_worker *w, void *arg)
+static void pass(struct tlb_round *rd, int i, int before)
 {
-	struct job *j = arg;
-	unsigned long n = 0;
 	uint32_t got = 0;
 	char buf[96];
-	int k = 0, pg;
+	int after, pg, sig = 0;
 
-	for (;;) {
-		int before = __atomic_load_n(&j->phase, __ATOMIC_ACQUIRE);
-		int after, sig = 0;
+	if (before >= PH_ZERO) {
+		check_zero(rd, "after MADV_DONTNEED returned, other threads running");
+		return;
+	}
+	for (pg = 0; pg < NPAGES && !sig; pg++) {
+		volatile uint32_t *p = slot(rd, pg, i);
+		uint32_t want = value(rd->round, pg, i);
 
-		if (before == PH_STOP)
-			break;
-		if (n++ % MOVE_EVERY == 0 &&
-		    tlb_move(j->env, tlb_visit(j->env, w->idx, k++)))
-			break;
-		if (before >= PH_ZERO) {
-			check_zero(j, "after MADV_DONTNEED returned, other threads running");
-		} else {
-			for (pg = 0; pg < NPAGES && !sig; pg++) {
-				volatile uint32_t *p = slot(j, pg, w->idx);
-				uint32_t want = value(j->round, pg, w->idx);
-
-				sig = tlb_probe_read(p, &got);
-				after = __atomic_load_n(&j->phase,
-							__ATOMIC_ACQUIRE);
-				if (sig)
-					tlb_fail(j->env, "read of %p: %s", p,
-						 tlb_sig_str(sig, buf,
-							     sizeof(buf)));
-				else if (got != want &&
-					 !(got == 0 && after >= PH_TO_ZERO))
-					tlb_fail(j->env, "read %#x from %p before MADV_DONTNEED returned, expected %#x%s",
-						 got, p, want,
-						 after >= PH_TO_ZERO ?
-						 " or 0" : "");
-			}
-		}
-		__atomic_fetch_add(&j->count[w->idx][before], 1,
-				   __ATOMIC_RELAXED);
-		if (tlb_failures(j->env))
-			break;
+		sig = tlb_probe_read(p, &got);
+		after = tlb_round_phase(rd);
+		if (sig)
+			tlb_fail(rd->env, "read of %p: %s", p,
+				 tlb_sig_str(sig, buf, sizeof(buf)));
+		else if (got != want && !(got == 0 && after >= PH_TO_ZERO))
+			tlb_fail(rd->env, "read %#x from %p before MADV_DONTNEED returned, expected %#x%s",
+				 got, p, want,
+				 after >= PH_TO_ZERO ? " or 0" : "");
 	}
 }
 
-/* Waits until every worker made ACCESSES passes in phase @ph. */
-static int wait_accesses(struct job *j, int ph)
-{
-	return tlb_wait_counts(j->env, &j->count[0][ph], NR_PH, ACCESSES,
-			       "passes in that phase");
-}
+static const struct tlb_round_ops dontneed_ops = {
+	.name = "MADV_DONTNEED",
+	.nflushes = 1,
+	.rounds = ROUNDS_OCCUPIED,
+	.concurrent_rounds = ROUNDS_CONCURRENT,
+	/* Every worker's CPU maps every page writable. */
+	.concurrent_fill = 1,
+	.passes = "passes in that phase",
+	.begin = begin,
+	.fill = fill,
+	.flush = flush,
+	.check = check,
+	.pass = pass,
+};
 
-TEST_F_TIMEOUT(dontneed, concurrent, TLB_TIMEOUT)
-{
-	struct tlb_env *e = &self->env;
-	long rounds = tlb_rounds(ROUNDS_CONCURRENT), r;
-	unsigned long count[TLB_MAX_CPUS][NR_PH];
-	struct job j = { .env = e, .mem = self->mem, .only_cpu = -1 };
-	struct tlb_vmstat before, after;
-	uint64_t t0 = pda_test_now_ns();
-	int i;
-
-	if (e->ncpus < 2)
-		SKIP(return, "one online CPU: nothing runs concurrently");
-	j.count = count;
-	tlb_vmstat_read(&before);
-	for (r = 0; r < rounds && !tlb_failures(e); r++) {
-		j.round = e->round = r;
-		if (tlb_move(e, e->cpus[r % e->ncpus]))
-			break;
-		memset(count, 0, sizeof(count));
-		/* Every worker's CPU maps every page writable. */
-		j.stage = FILL;
-		main_fill(&j);
-		tlb_run(e, e->nworkers, occupied_job, &j);
-
-		__atomic_store_n(&j.phase, PH_FILLED, __ATOMIC_RELEASE);
-		for (i = 0; i < e->nworkers; i++)
-			tlb_worker_start(&e->w[i], concurrent_job, &j);
-		/* No ASSERT while the workers run: they would never stop. */
-		if (!wait_accesses(&j, PH_FILLED)) {
-			__atomic_store_n(&j.phase, PH_TO_ZERO,
-					 __ATOMIC_RELEASE);
-			if (madvise((void *)self->mem, NPAGES * e->page,
-				    MADV_DONTNEED))
-				tlb_fail(e, "madvise: %s", strerror(errno));
-			__atomic_store_n(&j.phase, PH_ZERO, __ATOMIC_RELEASE);
-			wait_accesses(&j, PH_ZERO);
-		}
-		__atomic_store_n(&j.phase, PH_STOP, __ATOMIC_RELEASE);
-		for (i = 0; i < e->nworkers; i++)
-			tlb_worker_wait(&e->w[i]);
-	}
-	tlb_vmstat_read(&after);
-	TH_LOG("%ld rounds, %d workers running throughout, in %llu ms",
-	       r, e->nworkers,
-	       (unsigned long long)(pda_test_now_ns() - t0) / 1000000);
-	TLB_EXPECT_NO_FAILURES(e);
-	TLB_VMSTAT_PRINT("concurrent MADV_DONTNEED", &before, &after);
-	pda_stat("migrations", e->migrations);
-}
+TLB_ROUND_TESTS(dontneed, &dontneed_ops)
 
 /*
  * Without madvise() there is nothing to test: the whole program skips.

@@ -45,31 +45,23 @@
 
 #include "kselftest_harness.h"
 
-#include "lib/tlb_test.h"
+#include "lib/tlb_rounds.h"
 
 #define NFILEPAGES		3
 #define ROUNDS_OCCUPIED		24
 #define ROUNDS_CONCURRENT	8
-#define ACCESSES		4
-#define MOVE_EVERY		3
 
-enum phase { PH_MAPPED, PH_REMAPPING, PH_REMAPPED, PH_STOP, NR_PH };
-
-struct job {
-	struct tlb_env *env;
-	volatile uint32_t *addr;	/* the mapping's address */
-	int page;			/* the file page mapped there now */
-	int only_cpu;			/* -1: home, then the others */
-	int home_only;
-	int phase;
-	unsigned long (*count)[NR_PH];
-};
+/* Concurrent phases (lib/tlb_rounds.h). */
+enum phase { PH_MAPPED, PH_REMAPPING, PH_REMAPPED };
 
 FIXTURE(remap) {
 	struct tlb_env env;
 	int fd;
 	volatile uint32_t *addr;
 	const char *kind;
+	/* The setup's variant and the round's page, for the ops. */
+	const FIXTURE_VARIANT(remap) *variant;
+	int page;			/* the file page a round maps */
 };
 
 FIXTURE_VARIANT(remap) {
@@ -110,10 +102,9 @@ static int map_page(FIXTURE_DATA(remap) *self, int pg, int noreplace)
 }
 
 /* Replaces what is mapped at the address with file page @pg. */
-static int remap(FIXTURE_DATA(remap) *self,
-		 const FIXTURE_VARIANT(remap) *variant, int pg)
+static int remap(FIXTURE_DATA(remap) *self, int pg)
 {
-	if (variant->use_munmap) {
+	if (self->variant->use_munmap) {
 		if (munmap((void *)self->addr, self->env.page))
 			return -errno;
 		return map_page(self, pg, 1);
@@ -126,6 +117,7 @@ FIXTURE_SETUP(remap)
 	char why[256];
 
 	self->fd = -1;
+	self->variant = variant;
 	ASSERT_EQ(0, tlb_env_init(&self->env, -1, why, sizeof(why))) {
 		TH_LOG("%s", why);
 	}
@@ -160,238 +152,130 @@ FIXTURE_TEARDOWN(remap)
 		close(self->fd);
 }
 
-/* Reads the whole page: 0 and *@bad == words if it is file page @pg. */
-static int scan_page(struct job *j, int pg, size_t *bad, uint32_t *got)
+/* The fixture data of the round's test. */
+static FIXTURE_DATA(remap) *self_of(struct tlb_round *rd)
 {
-	return tlb_probe_scan(j->addr, words(j->env), tlb_file_pattern(pg), 1, bad,
-			      got);
+	return rd->arg;
+}
+
+/* Reads the whole page: 0 and *@bad == words if it is file page @pg. */
+static int scan_page(struct tlb_round *rd, int pg, size_t *bad,
+		     uint32_t *got)
+{
+	return tlb_probe_scan(self_of(rd)->addr, words(rd->env),
+			      tlb_file_pattern(pg), 1, bad, got);
 }
 
 /* Logs what scan_page() found wrong; @when: when the page was read. */
-static void report_page(struct job *j, int pg, const char *when, int sig,
-			size_t bad, uint32_t got)
+static void report_page(struct tlb_round *rd, int pg, const char *when,
+			int sig, size_t bad, uint32_t got)
 {
-	volatile uint32_t *p = j->addr;
+	volatile uint32_t *p = self_of(rd)->addr;
 	uint32_t want = tlb_file_pattern(pg) + (uint32_t)bad;
 	char buf[96];
 	int old;
 
 	if (sig) {
-		tlb_fail(j->env, "read of %p %s: %s", p, when,
+		tlb_fail(rd->env, "read of %p %s: %s", p, when,
 			 tlb_sig_str(sig, buf, sizeof(buf)));
 		return;
 	}
 	old = (got - tlb_file_pattern(0)) >> 24;
 	if (old >= 0 && old < NFILEPAGES && old != pg &&
 	    got - tlb_file_pattern(old) == bad)
-		tlb_fail(j->env, "read %#x from %p %s: file page %d's, not page %d's %#x (stale TLB entry)",
+		tlb_fail(rd->env, "read %#x from %p %s: file page %d's, not page %d's %#x (stale TLB entry)",
 			 got, p + bad, when, old, pg, want);
 	else
-		tlb_fail(j->env, "read %#x from %p %s, expected file page %d's %#x",
+		tlb_fail(rd->env, "read %#x from %p %s, expected file page %d's %#x",
 			 got, p + bad, when, pg, want);
 }
 
 /* The whole page reads as file page @pg: 0, else -1 (logged). */
-static int check_page(struct job *j, int pg, const char *when)
+static int check_page(struct tlb_round *rd, int pg, const char *when)
 {
 	size_t bad;
 	uint32_t got = 0;
-	int sig = scan_page(j, pg, &bad, &got);
+	int sig = scan_page(rd, pg, &bad, &got);
 
-	if (!sig && bad == words(j->env))
+	if (!sig && bad == words(rd->env))
 		return 0;
-	report_page(j, pg, when, sig, bad, got);
+	report_page(rd, pg, when, sig, bad, got);
 	return -1;
 }
 
-static void occupied_job(struct tlb_worker *w, void *arg)
+/* The page mapped before the round's remap (the setup mapped page 0). */
+static int old_page(struct tlb_round *rd)
 {
-	struct job *j = arg;
-	int k, n = j->home_only ? 1 : tlb_nvisits(j->env);
-
-	for (k = 0; k < n; k++) {
-		int cpu = j->only_cpu >= 0 ? j->only_cpu :
-			  tlb_visit(j->env, w->idx, k);
-
-		if (tlb_move(j->env, cpu))
-			return;
-		check_page(j, j->page, j->home_only ? "before the remap" :
-			   "after the remap returned");
-		if (j->only_cpu >= 0)
-			break;
-	}
+	return (self_of(rd)->page + NFILEPAGES - 1) % NFILEPAGES;
 }
 
-static void occupied(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(remap) *self,
-		     const FIXTURE_VARIANT(remap) *variant, int only_cpu,
-		     enum tlb_mode mode)
+/* Round r replaces file page r % 3 with (r + 1) % 3. */
+static void begin(struct __test_metadata *_metadata, struct tlb_round *rd)
 {
-	struct tlb_env *e = &self->env;
-	long rounds = tlb_rounds(ROUNDS_OCCUPIED), r;
-	int nworkers = only_cpu < 0 ? e->nworkers : 2;
-	struct job j = {
-		.env = e, .addr = self->addr, .only_cpu = only_cpu,
-	};
-	struct tlb_paths paths;
-	uint64_t t0 = pda_test_now_ns();
-	int err;
-
-	tlb_paths_start(&paths, mode, only_cpu < 0);
-	for (r = 0; r < rounds && !tlb_failures(e); r++) {
-		int f = only_cpu >= 0 ? only_cpu : e->cpus[r % e->ncpus];
-
-		e->round = r;
-		if (tlb_move(e, f))
-			break;
-		j.page = r % NFILEPAGES;
-		j.home_only = 1;
-		check_page(&j, j.page, "before the remap");
-		tlb_run(e, nworkers, occupied_job, &j);
-
-		if (tlb_before_flush(e, mode, f))
-			break;
-		j.page = (r + 1) % NFILEPAGES;
-		tlb_flush_begin(&paths);
-		err = remap(self, variant, j.page);
-		tlb_flush_end(&paths);
-		ASSERT_EQ(0, err) {
-			TH_LOG("round %ld: %s of file page %d at %p: %s", r,
-			       variant->how, j.page, self->addr,
-			       strerror(-err));
-		}
-		j.home_only = 0;
-		check_page(&j, j.page, "after the remap returned");
-		tlb_run(e, nworkers, occupied_job, &j);
-	}
-	TH_LOG("%ld rounds, %d workers, %s, in %llu ms", r, nworkers,
-	       tlb_mode_name(mode),
-	       (unsigned long long)(pda_test_now_ns() - t0) / 1000000);
-	TLB_EXPECT_NO_FAILURES(e);
-	TLB_PATHS_EXPECT(mode == TLB_OCCUPIED ? "occupied remap" :
-			 "lazy remap", &paths);
-	pda_stat("migrations", e->migrations);
+	self_of(rd)->page = (rd->round + 1) % NFILEPAGES;
 }
 
-TEST_F_TIMEOUT(remap, occupied, TLB_TIMEOUT)
+/* Reading the whole page caches its translation on the thread's CPU. */
+static void fill(struct tlb_round *rd, int i)
 {
-	if (self->env.ncpus < 2)
-		SKIP(return, "one online CPU: no other CPU to hold a stale entry (one_cpu covers it)");
-	occupied(_metadata, self, variant, -1, TLB_OCCUPIED);
+	check_page(rd, old_page(rd), "before the remap");
 }
 
-TEST_F_TIMEOUT(remap, lazy, TLB_TIMEOUT)
+static int flush(struct tlb_round *rd, int k, char *what, size_t len)
 {
-	if (self->env.ncpus < 2)
-		SKIP(return, "one online CPU: no other CPU to hold the mm");
-	occupied(_metadata, self, variant, -1, TLB_LAZY);
+	FIXTURE_DATA(remap) *self = self_of(rd);
+	int err = remap(self, self->page);
+
+	if (err)
+		snprintf(what, len, "%s of file page %d at %p",
+			 self->variant->how, self->page, self->addr);
+	return err;
 }
 
-TEST_F_TIMEOUT(remap, one_cpu, TLB_TIMEOUT)
+static void check(struct tlb_round *rd, int i, int k)
 {
-	occupied(_metadata, self, variant, self->env.cpus[0], TLB_OCCUPIED);
+	check_page(rd, self_of(rd)->page, "after the remap returned");
 }
 
 /*
- * A concurrent worker reads the page over and over, moving to its next
- * CPU every MOVE_EVERY reads.  Before the remap it must read the old page
- * and not fault; during it anything goes (munmap_map has a hole); once
- * the phase read before a pass says the remap returned, the new page.
+ * A concurrent worker's pass: it reads the page.  Before the remap it
+ * must read the old page and not fault; during it anything goes
+ * (munmap_map has a hole); once the phase read before the pass says the
+ * remap returned, the new page.
  */
-static void concurrent_job(struct tlb_worker *w, void *arg)
+static void pass(struct tlb_round *rd, int i, int before)
 {
-	struct job *j = arg;
-	unsigned long n = 0;
-	int k = 0;
+	int old = old_page(rd), sig;
+	uint32_t got = 0;
+	size_t bad;
 
-	for (;;) {
-		int before = __atomic_load_n(&j->phase, __ATOMIC_ACQUIRE);
-		int pg = j->page;
-
-		if (before == PH_STOP)
-			break;
-		if (n++ % MOVE_EVERY == 0 &&
-		    tlb_move(j->env, tlb_visit(j->env, w->idx, k++)))
-			break;
-		if (before == PH_MAPPED) {
-			int old = (pg + NFILEPAGES - 1) % NFILEPAGES, sig;
-			size_t bad;
-			uint32_t got = 0;
-
-			/* Only if the remap had not begun when it ended. */
-			sig = scan_page(j, old, &bad, &got);
-			if ((sig || bad < words(j->env)) &&
-			    __atomic_load_n(&j->phase, __ATOMIC_ACQUIRE) ==
-			    PH_MAPPED)
-				report_page(j, old, "before the remap began",
-					    sig, bad, got);
-		} else if (before == PH_REMAPPED) {
-			check_page(j, pg,
-				   "after the remap returned, other threads running");
-		}
-		__atomic_fetch_add(&j->count[w->idx][before], 1,
-				   __ATOMIC_RELAXED);
-		if (tlb_failures(j->env))
-			break;
+	if (before == PH_MAPPED) {
+		/* Only if the remap had not begun when it ended. */
+		sig = scan_page(rd, old, &bad, &got);
+		if ((sig || bad < words(rd->env)) &&
+		    tlb_round_phase(rd) == PH_MAPPED)
+			report_page(rd, old, "before the remap began", sig,
+				    bad, got);
+	} else if (before == PH_REMAPPED) {
+		check_page(rd, self_of(rd)->page,
+			   "after the remap returned, other threads running");
 	}
 }
 
-/* Waits until every worker made ACCESSES reads in phase @ph. */
-static int wait_accesses(struct job *j, int ph)
-{
-	return tlb_wait_counts(j->env, &j->count[0][ph], NR_PH, ACCESSES,
-			       "reads in that phase");
-}
+static const struct tlb_round_ops remap_ops = {
+	.name = "remap",
+	.nflushes = 1,
+	.rounds = ROUNDS_OCCUPIED,
+	.concurrent_rounds = ROUNDS_CONCURRENT,
+	.passes = "reads in that phase",
+	.begin = begin,
+	.fill = fill,
+	.flush = flush,
+	.check = check,
+	.pass = pass,
+};
 
-TEST_F_TIMEOUT(remap, concurrent, TLB_TIMEOUT)
-{
-	struct tlb_env *e = &self->env;
-	long rounds = tlb_rounds(ROUNDS_CONCURRENT), r;
-	unsigned long count[TLB_MAX_CPUS][NR_PH];
-	struct job j = { .env = e, .addr = self->addr, .only_cpu = -1 };
-	struct tlb_vmstat before, after;
-	uint64_t t0 = pda_test_now_ns();
-	int i, err;
-
-	if (e->ncpus < 2)
-		SKIP(return, "one online CPU: nothing runs concurrently");
-	j.count = count;
-	tlb_vmstat_read(&before);
-	for (r = 0; r < rounds && !tlb_failures(e); r++) {
-		e->round = r;
-		if (tlb_move(e, e->cpus[r % e->ncpus]))
-			break;
-		memset(count, 0, sizeof(count));
-		/* The page mapped now is r % 3 (the setup mapped page 0). */
-		j.page = (r + 1) % NFILEPAGES;
-		__atomic_store_n(&j.phase, PH_MAPPED, __ATOMIC_RELEASE);
-		for (i = 0; i < e->nworkers; i++)
-			tlb_worker_start(&e->w[i], concurrent_job, &j);
-		/* No ASSERT while the workers run: they would never stop. */
-		if (!wait_accesses(&j, PH_MAPPED)) {
-			__atomic_store_n(&j.phase, PH_REMAPPING,
-					 __ATOMIC_RELEASE);
-			err = remap(self, variant, j.page);
-			if (err)
-				tlb_fail(e, "%s of file page %d at %p: %s",
-					 variant->how, j.page, self->addr,
-					 strerror(-err));
-			__atomic_store_n(&j.phase, PH_REMAPPED,
-					 __ATOMIC_RELEASE);
-			wait_accesses(&j, PH_REMAPPED);
-		}
-		__atomic_store_n(&j.phase, PH_STOP, __ATOMIC_RELEASE);
-		for (i = 0; i < e->nworkers; i++)
-			tlb_worker_wait(&e->w[i]);
-	}
-	tlb_vmstat_read(&after);
-	TH_LOG("%ld rounds, %d workers running throughout, in %llu ms",
-	       r, e->nworkers,
-	       (unsigned long long)(pda_test_now_ns() - t0) / 1000000);
-	TLB_EXPECT_NO_FAILURES(e);
-	TLB_VMSTAT_PRINT("concurrent remap", &before, &after);
-	pda_stat("migrations", e->migrations);
-}
+TLB_ROUND_TESTS(remap, &remap_ops)
 
 /* With no file to map there is nothing to test: the program skips. */
 int main(int argc, char **argv)

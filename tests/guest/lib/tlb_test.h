@@ -36,6 +36,8 @@
  * - a shared-memory file for the remap tests (memfd, /dev/shm, /tmp) and
  *   the MADV_DONTNEED probe.
  *
+ * lib/tlb_rounds.h builds the rounds and the cases of the tests on these.
+ *
  * Header only.  Wants _GNU_SOURCE before the first #include, and
  * kselftest_harness.h included before it (the reporting helpers use
  * TH_LOG and EXPECT_*).

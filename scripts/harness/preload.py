@@ -49,14 +49,13 @@ def needed(path):
             if "(NEEDED)" in line]
 
 
-def runtime_files(arch, binaries, own=()):
+def runtime_files(arch, binaries):
     """[(guest path, host file)]: the loader and every library the
-    binaries need, transitively, from the package's directory, but the
-    sonames in @own (ours, which the caller packs)."""
+    binaries need, transitively, from the package's directory."""
     host_dir, guest_dir = arch.libc_dir, arch.guest_libc_dir
     interp = interpreter(binaries[0])
     files = {interp: Path(host_dir) / Path(interp).name}
-    todo, seen = list(binaries), set(own)
+    todo, seen = list(binaries), set()
     while todo:
         for soname in needed(todo.pop()):
             if soname in seen:
@@ -81,22 +80,13 @@ def build_library(arch, out, log):
     return Path(out) / "libpda-getcpu.so"
 
 
-def build_program(arch, src, exe, tree, log, link=()):
-    """A dynamically linked guest program, with the kselftest harness;
-    @link: more libraries (and their -rpath) to link it with."""
+def build_program(arch, src, exe, tree, log):
+    """A dynamically linked guest program, with the kselftest harness."""
     run([arch.cc, *arch.cflags, "-O2", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter",
               "-Werror", "-pthread", f"-I{tree}/tools/testing/selftests",
-              "-o", exe, src, *link, "-ldl"],
+              "-o", exe, src, "-ldl"],
         log, what=f"{Path(exe).name} ({arch.name}, dynamic)")
     return exe
-
-
-def build_shared(arch, src, lib, log):
-    """A shared library of ours for a guest program."""
-    run([arch.cc, *arch.cflags, "-O2", "-g", "-Wall", "-Wextra", "-Werror",
-         "-shared", "-fPIC", f"-Wl,-soname,{Path(lib).name}", "-o", lib,
-         src], log, what=f"{Path(lib).name} ({arch.name})")
-    return lib
 
 
 def build(arch, tree, out, log):

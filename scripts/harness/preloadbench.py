@@ -15,7 +15,6 @@ preload headline.
 import json
 import subprocess
 import time
-from pathlib import PurePosixPath
 
 from . import benchlib, guest, hostcaps, preload
 from .arches import HOST, HOST_32
@@ -36,10 +35,7 @@ CASES = [
     ("preload.rseq", "`LD_PRELOAD=libpda-getcpu.so`"),
     ("preload.norseq", "`LD_PRELOAD=libpda-getcpu.so`, rseq off"),
     ("syscall", "`syscall(SYS_getcpu)`"),
-    ("floor", "a function of a shared library that returns 0, called as "
-     "`sched_getcpu()` is: the floor"),
 ]
-FLOOR = "libgetcpu-floor.so"
 GOAL = 100
 STATE = BUILD / "preload-state.json"
 SECTION_BEGIN = "<!-- preload:begin: written by `make bench` " \
@@ -70,21 +66,6 @@ def programs_of(target):
     return [(PROGRAM, target.user_arch)]
 
 
-def build(arch, out, rpath, tree, log):
-    """(getcpu_bench, libgetcpu-floor.so) of @arch in @out; the program
-    finds the library in @rpath."""
-    floor = preload.build_shared(arch, REPO / "tests/bench/getcpu_floor.c",
-                                 out / FLOOR, log)
-    exe = preload.build_program(
-        arch, REPO / "tests/bench/getcpu_bench.c", out / PROGRAM, tree, log,
-        link=[floor, f"-Wl,-rpath,{rpath}"])
-    return exe, floor
-
-
-def guest_floor(arch):
-    return str(PurePosixPath(preload.guest_lib(arch)).parent / FLOOR)
-
-
 def initramfs(target, tree):
     arch0 = target.user_arch_64 or target.user_arch
     log = reset_log(LOGS / "preloadbench" / f"user-{arch0.name}.log")
@@ -96,14 +77,12 @@ def initramfs(target, tree):
             out.mkdir(parents=True, exist_ok=True)
             lib = guest.stripped(preload.build_library(arch, out, log), arch,
                                  log)
-            exe, floor = build(arch, out, PurePosixPath(guest_floor(arch)).parent,
-                               tree, log)
-            exe = guest.stripped(exe, arch, log)
+            exe = guest.stripped(preload.build_program(
+                arch, REPO / "tests/bench/getcpu_bench.c", out / PROGRAM,
+                tree, log), arch, log)
             fs.add_test(name, exe, [preload.guest_lib(arch)])
             fs.add_file_at(preload.guest_lib(arch), lib)
-            fs.add_file_at(guest_floor(arch), guest.stripped(floor, arch, log))
-            for path, src in preload.runtime_files(arch, [exe, lib],
-                                                   own=(FLOOR,)):
+            for path, src in preload.runtime_files(arch, [exe, lib]):
                 fs.add_file_at(path, src)
         return benchlib.write_initramfs(
             fs, tree, BUILD / f"preloadbench-{arch0.name}.cpio", log)
@@ -155,7 +134,9 @@ def host(arches):
             d = BUILD / "preloadbench-host" / arch.name
             d.mkdir(parents=True, exist_ok=True)
             lib = preload.build_library(arch, d, log)
-            exe, _ = build(arch, d, d, REPO, log)
+            exe = preload.build_program(
+                arch, REPO / "tests/bench/getcpu_bench.c", d / PROGRAM,
+                REPO, log)
             proc = subprocess.run([exe, lib], stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True)
             with open(log, "a") as f:
@@ -327,7 +308,6 @@ def readme_section(state):
                          figure(r["real.norseq"], "median"),
                          figure(r["real.rseq"], "median"),
                          figure(r["preload.norseq"], "median"),
-                         figure(r.get("floor"), "median"),
                          r["preload.norseq"]["method"],
                          times(ratio(r, "real.norseq"))])
     return "\n".join([
@@ -337,13 +317,10 @@ def readme_section(state):
         "bench's PDA kernels, two boots identical; glibc 2.36, whose "
         "rseq-off path is what an older glibc does on i386 and ARM):", "",
         table(["target", "`syscall(SYS_getcpu)`", "glibc, rseq off",
-               "glibc, rseq on", "preloaded", "floor", "via",
+               "glibc, rseq on", "preloaded", "via",
                "glibc rseq off / preloaded"], rows), "",
-        "The floor is a function of a shared library that returns 0, "
-        "called the same way: what the dynamic linker's call costs "
-        "before the function does anything. "
-        f"The goal set for the library, {GOAL}× fewer instructions than "
-        "the system call, is not met: a safe preloaded function costs "
+        f"The issue's goal, {GOAL}× fewer instructions than the system "
+        "call, is not met: a safe preloaded function costs "
         f"{min(costs):.0f}-{max(costs):.0f} instructions (why, every case "
         "and the host's cycles: `results/REPORT.md`).",
         "", README_END])

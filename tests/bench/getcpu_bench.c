@@ -17,8 +17,6 @@
  *	preload.norseq	LD_PRELOAD=LIB, rseq off
  *	syscall		syscall(SYS_getcpu), the system call itself
  *			(measured in the first child)
- *	floor		getcpu_floor() of libgetcpu-floor.so, which returns 0,
- *			called as sched_getcpu() is (the first child too)
  *
  * Each figure is (a loop of ITERS calls - the same loop without them) /
  * ITERS, REPS times after a warm-up, pinned to CPU 0; min and median.
@@ -42,8 +40,6 @@
 #include <unistd.h>
 
 #include "../guest/lib/cmdline.h"
-
-int getcpu_floor(void);
 
 #define REPS	15
 #define ITERS	2000
@@ -116,7 +112,7 @@ static const char *method(void)
  * one whose empty loop was the interrupted one comes out negative: those
  * are dropped, and said so.
  */
-static void measure(const char *name, int (*fn)(void), const char *how)
+static void measure(const char *name, int (*fn)(void))
 {
 	int64_t cost[REPS];
 	int r, n = 0, dropped = 0;
@@ -139,7 +135,8 @@ static void measure(const char *name, int (*fn)(void), const char *how)
 	qsort(cost, n, sizeof(*cost), cmp_i64);
 	printf("getcpu-bench: %s min=%.2f median=%.2f reps=%d iters=%d unit=%s method=%s\n",
 	       name, (double)cost[0] / ITERS, (double)cost[n / 2] / ITERS,
-	       n, ITERS, CLOCK_UNIT(cmdline_has("pda.icount")), how);
+	       n, ITERS, CLOCK_UNIT(cmdline_has("pda.icount")),
+	       fn == call_syscall ? "syscall" : method());
 	if (dropped)
 		printf("getcpu-bench: info %s_dropped=%d\n", name, dropped);
 	fflush(stdout);
@@ -196,11 +193,9 @@ int main(int argc, char **argv)
 				name, sched_getcpu());
 			return 1;
 		}
-		measure(name, sched_getcpu, method());
-		if (!strcmp(name, "real.rseq")) {
-			measure("syscall", call_syscall, "syscall");
-			measure("floor", getcpu_floor, "none");
-		}
+		measure(name, sched_getcpu);
+		if (!strcmp(name, "real.rseq"))
+			measure("syscall", call_syscall);
 		return 0;
 	}
 	if (argc != 2) {

@@ -233,7 +233,7 @@ def host_table(state):
 
 
 def goal_text(state):
-    """Whether the issue's goal was met, and if not, why not."""
+    """Whether the goal was met, and if not, why not."""
     got = [(ratio(rows), rows) for progs in state["guests"].values()
            for rows in progs.values() if ratio(rows)]
     if not got:
@@ -319,8 +319,8 @@ def readme_section(state):
         table(["target", "`syscall(SYS_getcpu)`", "glibc, rseq off",
                "glibc, rseq on", "preloaded", "via",
                "glibc rseq off / preloaded"], rows), "",
-        f"The issue's goal, {GOAL}× fewer instructions than the system "
-        "call, is not met: a safe preloaded function costs "
+        f"The goal set for the library, {GOAL}× fewer instructions than "
+        "the system call, is not met: a safe preloaded function costs "
         f"{min(costs):.0f}-{max(costs):.0f} instructions (why, every case "
         "and the host's cycles: `results/REPORT.md`).",
         "", README_END])

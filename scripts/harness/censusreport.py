@@ -194,13 +194,17 @@ def uncommon_probes(recorded):
     return sorted(set.union(*probes) - set.intersection(*probes))
 
 
-def hosts(state, repo):
-    """recorded_hosts(), each costed from the same rows: a probe row any
-    host lacks is left out of all (uncommon_probes())."""
-    drop = set(uncommon_probes(recorded_hosts(state, repo)))
+def costed_alike(recorded):
+    """@recorded (recorded_hosts()), each costed from the same rows: a
+    probe row any host lacks is left out of all (uncommon_probes())."""
+    drop = set(uncommon_probes(recorded))
     return [(label, machine, {r: v for r, v in rows.items()
                               if r not in drop})
-            for label, machine, rows in recorded_hosts(state, repo)]
+            for label, machine, rows in recorded]
+
+
+def hosts(state, repo):
+    return costed_alike(recorded_hosts(state, repo))
 
 
 # ------------------------------------------------------------ tables
@@ -464,8 +468,9 @@ def kentry_saving(rows):
 # ------------------------------------------------------------ section
 
 def section(state, repo):
-    all_hosts = hosts(state, repo)
-    dropped = uncommon_probes(recorded_hosts(state, repo))
+    recorded = recorded_hosts(state, repo)
+    all_hosts = costed_alike(recorded)
+    dropped = uncommon_probes(recorded)
     rows = all_hosts[0][2]
     m = state["host"]["machine"]
     out = [SECTION_BEGIN,
@@ -589,7 +594,7 @@ def section(state, repo):
             "only, which then stand in for `%fs`. A probe row that one "
             "record lacks is shown here but costed in no column (above).",
             "",
-            cost_table(recorded_hosts(state, repo)), "",
+            cost_table(recorded), "",
             f"This part took {state['minutes']:.1f} min. Plugin output: "
             "`~/.cache/pda/logs/<kernel>/census-N.windows.txt`; raw windows "
             "in `results/census.json`.",

@@ -11,15 +11,7 @@
  *
  * i386 uses %fs (unused by glibc there); x86-64 uses %gs (%fs is glibc's).
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <string.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 #include "segs.h"
-#ifdef __x86_64__
-#include <asm/prctl.h>
-#endif
 
 #ifdef __i386__
 #define SEG "%%fs"
@@ -40,33 +32,10 @@ static struct sb_slot nz_buf[4];
 static unsigned int seg_sel;
 static unsigned long chase_start, tput_off, nz_base;
 
-#ifdef __x86_64__
-/*
- * The non-zero base through arch_prctl(), tried under sb_trap(): set it,
- * read through it, and sb_trap() puts the old %gs and base back.
- */
-static int set_gs_err;
-
-static void try_gs_base(void *p)
-{
-	unsigned long off = 128, v;
-
-	set_gs_err = 0;
-	if (syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)p))
-		set_gs_err = errno;
-	else
-		asm volatile("mov %%gs:(%1), %0" : "=r" (v) : "r" (off)
-			     : "memory");
-}
-#endif
-
 static int setup_mem(const struct bench *b, char *why)
 {
 	struct sb_seg *s;
 	unsigned long *cell;
-#ifdef __x86_64__
-	int sig;
-#endif
 
 	sb_segs_init();
 	switch (b->arg) {
@@ -88,22 +57,14 @@ static int setup_mem(const struct bench *b, char *why)
 	default:
 #ifdef __x86_64__
 		/*
-		 * 64-bit mode takes the %gs base from an MSR, not the
-		 * descriptor: set it with arch_prctl(), selector 0.
+		 * The base MSR, set with arch_prctl(), selector 0: a
+		 * selector load would take the base from the descriptor
+		 * (as the PDA does; incform.rmw.gsmsr.1addr compares).
 		 */
 		nz_base = (uintptr_t)&nz_buf;
 		seg_sel = 0;
-		sig = sb_trap(try_gs_base, (void *)nz_base);
-		if (set_gs_err) {
-			snprintf(why, SB_REASON_LEN, "arch_prctl(ARCH_SET_GS): %s",
-				 strerror(set_gs_err));
+		if (sb_gs_base_usable(nz_base, 128, why))
 			return -1;
-		}
-		if (sig) {
-			snprintf(why, SB_REASON_LEN, "a read through a %%gs base "
-				 "set by arch_prctl raises %s", sb_sig_name(sig));
-			return -1;
-		}
 #else
 		if (sb_seg_usable(SEL_TLS, SB_FS, 1, why))
 			return -1;
@@ -123,31 +84,15 @@ static int setup_mem(const struct bench *b, char *why)
 	return 0;
 }
 
+/* i386: nz_base is the TLS descriptor's, and sb_seg_enter() ignores it. */
 static unsigned int seg_enter(void)
 {
-	unsigned int save;
-
-	asm volatile("mov " SEG ", %0\n\t"
-		     "mov %1, " SEG
-		     : "=&r" (save) : "r" (seg_sel) : "memory");
-#ifdef __x86_64__
-	if (nz_base)
-		syscall(SYS_arch_prctl, ARCH_SET_GS, nz_base);
-#endif
-	return save;
+	return sb_seg_enter(seg_sel, nz_base);
 }
 
 static void seg_leave(unsigned int save)
 {
-#ifdef __x86_64__
-	/*
-	 * The base first: ARCH_SET_GS also nulls the selector, and the one
-	 * saved may be the PDA selector, whose base the reload restores.
-	 */
-	if (nz_base)
-		syscall(SYS_arch_prctl, ARCH_SET_GS, 0ul);
-#endif
-	asm volatile("mov %0, " SEG : : "r" (save) : "memory");
+	sb_seg_leave(save, nz_base);
 }
 
 static void run_lat(const struct bench *b, unsigned long n)

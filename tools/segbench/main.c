@@ -33,6 +33,9 @@ static const struct bench *const tables[] = {
 	sb_sys_benches,
 #endif
 	sb_inc_benches,
+#ifdef SB_X86
+	sb_incform_benches,
+#endif
 };
 
 static uint64_t mark_t0, mark_t1;

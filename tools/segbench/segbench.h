@@ -119,6 +119,7 @@ extern const struct bench sb_inc_benches[];
 extern const struct bench sb_seg_benches[];
 extern const struct bench sb_mem_benches[];
 extern const struct bench sb_probe_benches[];
+extern const struct bench sb_incform_benches[];
 #endif
 #ifdef __i386__
 extern const struct bench sb_sys_benches[];
@@ -222,11 +223,14 @@ int sb_trap_seg(int reg, unsigned int sel, unsigned long off, int mode);
 
 /*
  * LDT entries segbench writes with modify_ldt(), kept apart: the segment
- * benchmarks' descriptor, the trap self-test's one-byte segment and one
- * PDA-shaped descriptor per CPU where the PDA is emulated on the LDT.
+ * benchmarks' descriptor, the trap self-test's one-byte segment, the
+ * incform rows' two PDA-shaped descriptors (base 0 and base 64, entries 2
+ * and 3) and one PDA-shaped descriptor per CPU where the PDA is emulated
+ * on the LDT.
  */
 #define SB_LDT_SEGS	0
 #define SB_LDT_SELFTEST	1
+#define SB_LDT_INCFORM	2
 #define SB_LDT_PDA	16
 
 /* Self-test of sb_trap() for --check and the unit tests. */

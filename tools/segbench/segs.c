@@ -5,6 +5,10 @@
  * The TLS and LDT descriptors get a non-zero base (a static buffer) so a
  * load through them goes through the base adder for real; the flat user
  * data segment has base 0. Both are plain 32-bit read/write data.
+ *
+ * Also what the access rows (mem.*, incform.*) share: the descriptor
+ * shape, borrowing the access register for a timed loop, and the x86-64
+ * base MSR probe.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,15 +18,18 @@
 #include <asm/ldt.h>
 #include <sys/syscall.h>
 #include "segs.h"
+#ifdef __x86_64__
+#include <asm/prctl.h>
+#endif
 
 struct sb_seg sb_segs[SEL_NR];
 
 static struct sb_slot uds_word, tls_buf[4], ldt_buf[4];
 
-static void desc_for(struct user_desc *d, void *base)
+void sb_flat_desc(struct user_desc *d, unsigned long base)
 {
 	memset(d, 0, sizeof(*d));
-	d->base_addr = (unsigned int)(uintptr_t)base;
+	d->base_addr = (unsigned int)base;
 	d->limit = 0xfffff;
 	d->seg_32bit = 1;
 	d->limit_in_pages = 1;
@@ -51,7 +58,7 @@ void sb_segs_init(void)
 	s[SEL_UDS].ok = 1;
 
 	s[SEL_TLS].name = "tls";
-	desc_for(&d, tls_buf);
+	sb_flat_desc(&d, (uintptr_t)tls_buf);
 	d.entry_number = -1;
 	if (syscall(SYS_set_thread_area, &d) == 0) {
 		s[SEL_TLS].sel = d.entry_number * 8 + 3;
@@ -63,7 +70,7 @@ void sb_segs_init(void)
 	}
 
 	s[SEL_LDT].name = "ldt";
-	desc_for(&d, ldt_buf);
+	sb_flat_desc(&d, (uintptr_t)ldt_buf);
 	d.entry_number = SB_LDT_SEGS;
 	/* func 0x11: write an entry, in the modern format. */
 	if (syscall(SYS_modify_ldt, 0x11, &d, sizeof(d)) == 0) {
@@ -145,3 +152,70 @@ int sb_seg_usable(int s, int reg, int use, char *why)
 		return -1;
 	return use ? probe(s, reg, 1, why) : 0;
 }
+
+unsigned int sb_seg_enter(unsigned int sel, unsigned long msr_base)
+{
+	unsigned int save;
+
+	asm volatile("mov %%" SB_ACC_NAME ", %0\n\t"
+		     "mov %1, %%" SB_ACC_NAME
+		     : "=&r" (save) : "r" (sel) : "memory");
+#ifdef __x86_64__
+	if (msr_base)
+		syscall(SYS_arch_prctl, ARCH_SET_GS, msr_base);
+#else
+	(void)msr_base;
+#endif
+	return save;
+}
+
+void sb_seg_leave(unsigned int save, unsigned long msr_base)
+{
+#ifdef __x86_64__
+	/*
+	 * The base first: ARCH_SET_GS also nulls the selector, and the one
+	 * saved may be the PDA selector, whose base the reload restores.
+	 */
+	if (msr_base)
+		syscall(SYS_arch_prctl, ARCH_SET_GS, 0ul);
+#else
+	(void)msr_base;
+#endif
+	asm volatile("mov %0, %%" SB_ACC_NAME : : "r" (save) : "memory");
+}
+
+#ifdef __x86_64__
+static int set_gs_err;
+static unsigned long gs_probe_off;
+
+static void try_gs_base(void *p)
+{
+	unsigned long v;
+
+	set_gs_err = 0;
+	if (syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)p))
+		set_gs_err = errno;
+	else
+		asm volatile("mov %%gs:(%1), %0" : "=r" (v) : "r" (gs_probe_off)
+			     : "memory");
+}
+
+int sb_gs_base_usable(unsigned long base, unsigned long off, char *why)
+{
+	int sig;
+
+	gs_probe_off = off;
+	sig = sb_trap(try_gs_base, (void *)base);
+	if (set_gs_err) {
+		snprintf(why, SB_REASON_LEN, "arch_prctl(ARCH_SET_GS): %s",
+			 strerror(set_gs_err));
+		return -1;
+	}
+	if (sig) {
+		snprintf(why, SB_REASON_LEN, "a read through a %%gs base "
+			 "set by arch_prctl raises %s", sb_sig_name(sig));
+		return -1;
+	}
+	return 0;
+}
+#endif

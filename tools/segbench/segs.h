@@ -33,4 +33,42 @@ void sb_segs_init(void);
  */
 int sb_seg_usable(int s, int reg, int use, char *why);
 
+/*
+ * The register the access rows (mem.*, incform.*) use: %fs in the i386
+ * build (glibc's thread pointer is %gs), %gs in the x86-64 build (it is
+ * %fs there).
+ */
+#ifdef __i386__
+#define SB_ACC_REG	SB_FS
+#define SB_ACC_NAME	"fs"
+#else
+#define SB_ACC_REG	SB_GS
+#define SB_ACC_NAME	"gs"
+#endif
+
+struct user_desc;
+/*
+ * A flat DPL-3 32-bit read/write data descriptor with a 4 GiB limit and
+ * base @base, the shape of the PDA's and of every descriptor segbench
+ * builds; the caller sets entry_number.
+ */
+void sb_flat_desc(struct user_desc *d, unsigned long base);
+
+/*
+ * Load @sel into the access register for a timed loop; returns the
+ * selector to give back to sb_seg_leave(). x86-64 only: a non-zero
+ * @msr_base is then written with arch_prctl(ARCH_SET_GS) (the base MSR,
+ * not a descriptor; pass @sel 0). i386 ignores @msr_base.
+ */
+unsigned int sb_seg_enter(unsigned int sel, unsigned long msr_base);
+void sb_seg_leave(unsigned int save, unsigned long msr_base);
+#ifdef __x86_64__
+/*
+ * 0 if a %gs base of @base set by arch_prctl() works: set it and read
+ * at offset @off under sb_trap(), which puts %gs and its base back.
+ * -1 with the reason in @why if not.
+ */
+int sb_gs_base_usable(unsigned long base, unsigned long off, char *why);
+#endif
+
 #endif /* SB_SEGS_H */

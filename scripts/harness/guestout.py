@@ -27,6 +27,13 @@ SEGBENCH = {
     "segbench_csv": ["--quick", "--filter", CSV_FILTER, "--csv"],
     "segbench_inc_exact": ["--quick", "--filter", "inc.*"],
 }
+# The increment-form rows (tools/segbench/bench_incform.c) are x86 only:
+# guest test -> arguments, for the x86 builds of SEGBENCH's guests.
+INCFORM_FILTER = "incform."
+INCFORM_MIN_ROWS = 21
+SEGBENCH_X86 = {
+    "segbench_incform": ["--quick", "--filter", INCFORM_FILTER, "--json"],
+}
 PDA_BENCH = "pda_bench"
 PREFIX = "pda-bench: "
 
@@ -112,6 +119,29 @@ def csv_problems(csv_text, list_text, pattern=CSV_FILTER):
     return []
 
 
+def incform_problems(json_text, list_text):
+    """The incform rows: every listed one in --json, each run and counting
+    exactly (it checks its words, in the slot its base selects) or skipped
+    with a reason, and the no-prefix baselines never skipped."""
+    want = listed(list_text, INCFORM_FILTER)
+    if len(want) < INCFORM_MIN_ROWS:
+        return [f"--list --filter {INCFORM_FILTER} lists {len(want)} rows, "
+                f"not at least {INCFORM_MIN_ROWS}: {want}"]
+    try:
+        rows = json.loads(json_text).get("results", [])
+    except ValueError as e:
+        return [f"--json is not JSON: {e}"]
+    got = [r.get("name") for r in rows]
+    problems = [] if got == want else [f"--json rows {got} are not {want}"]
+    for r in rows:
+        if r.get("status") == "skip":
+            if ".plain." in r["name"] or not r.get("note"):
+                problems.append(f"{r['name']} skipped: {r.get('note')!r}")
+        elif r.get("exact") is not True:
+            problems.append(f"{r['name']} count wrong: {r.get('note')}")
+    return problems
+
+
 PDA_BENCH_OPS = ("fault.anon", "ctxsw.same.none", "ctxsw.same.rseq",
                  "ctxsw.same.getcpu_cache")
 # The null system call, by each entry path the build has.
@@ -176,6 +206,8 @@ def console_checks(console_text, report):
             _json_part(_block_text(blocks, "segbench_json")), lst),
         "segbench_csv": lambda: csv_problems(
             _csv_part(_block_text(blocks, "segbench_csv")), lst),
+        "segbench_incform": lambda: incform_problems(
+            _json_part(_block_text(blocks, "segbench_incform")), lst),
         PDA_BENCH: lambda: pda_bench_problems(
             blocks.get(PDA_BENCH, []), pda_bench_unit(blocks)),
     }

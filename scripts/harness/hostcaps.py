@@ -36,6 +36,7 @@ RELOCATED = {
     "segbench --csv has a header and a row per benchmark": "segbench_csv",
     "segbench --list names unique": "segbench_list",
     "per-CPU increments count exactly": "segbench_inc_exact",
+    "incform rows (i386) list, run and count exactly": "segbench_incform",
     "real_pda_bench_output_parses": "pda_bench",
 }
 

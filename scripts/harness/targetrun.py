@@ -75,6 +75,9 @@ def user_space(arch, tree):
         if arch.bench_checks:
             progs += [(name, segbench, argv)
                       for name, argv in guestout.SEGBENCH.items()]
+            if arch.family == "x86":
+                progs += [(name, segbench, argv) for name, argv
+                          in guestout.SEGBENCH_X86.items()]
             progs.append((guestout.PDA_BENCH,
                           guest.build_pda_bench(arch, out / "bench", log),
                           []))

@@ -42,6 +42,8 @@ class Arch:
     # headers for it are (debs.py unpacks them).
     deb_arch: str
     multiarch: str
+    # readelf -h's "Machine:" of its programs (a program's arch, quick.py).
+    elf_machine: str
     # What libpda-getcpu.so must answer with on a PDA kernel.
     preload_method: str
     # Which programs its guests get beyond tests/guest and the upstream
@@ -72,12 +74,14 @@ ARCHES = {a.name: a for a in (
     Arch("i386", bits=32, cflags=("-m32",) + MULTIARCH_HEADERS,
          qemu="qemu-system-i386", libc_dir="/lib32", guest_libc_dir="/lib32",
          deb_arch="i386", multiarch="i386-linux-gnu",
+         elf_machine="Intel 80386",
          pda_bench_syscalls=("sys.int80", "sys.vsyscall"), bench_checks=True,
          **_X86),
     Arch("x86_64", bits=64, cflags=(), qemu="qemu-system-x86_64",
          libc_dir="/lib/x86_64-linux-gnu",
          guest_libc_dir="/lib/x86_64-linux-gnu",
          deb_arch="amd64", multiarch="x86_64-linux-gnu",
+         elf_machine="Advanced Micro Devices X86-64",
          pda_bench_syscalls=("sys.syscall",), bench_checks=False, **_X86),
     Arch("arm", bits=32, cc="arm-linux-gnueabihf-gcc-12", cflags=(),
          cross="arm-linux-gnueabihf-", qemu="qemu-system-arm",
@@ -85,7 +89,8 @@ ARCHES = {a.name: a for a in (
          boot_image="arch/arm/boot/zImage",
          libc_dir="/usr/arm-linux-gnueabihf/lib",
          guest_libc_dir="/lib/arm-linux-gnueabihf",
-         deb_arch="armhf", multiarch="arm-linux-gnueabihf", segbench=True,
+         deb_arch="armhf", multiarch="arm-linux-gnueabihf",
+         elf_machine="ARM", segbench=True,
          pda_bench_syscalls=("sys.svc",), bench_checks=True, **_ARM),
     # Entered at EL2, as on a host (virtualization=on).  segbench and
     # pda_bench have no arm64 port yet: arm64 runs the TLB tests instead.
@@ -95,7 +100,8 @@ ARCHES = {a.name: a for a in (
          boot_image="arch/arm64/boot/Image",
          libc_dir="/usr/aarch64-linux-gnu/lib",
          guest_libc_dir="/lib/aarch64-linux-gnu",
-         deb_arch="arm64", multiarch="aarch64-linux-gnu", segbench=False,
+         deb_arch="arm64", multiarch="aarch64-linux-gnu",
+         elf_machine="AArch64", segbench=False,
          pda_bench_syscalls=(), bench_checks=False, **_ARM),
 )}
 

@@ -22,6 +22,7 @@ import subprocess
 from pathlib import Path
 
 from . import urcu
+from .arches import ARCHES
 from .paths import REPO
 from .progress import StepFailed, run
 
@@ -47,6 +48,20 @@ def interpreter(exe):
         if "Requesting program interpreter:" in line:
             return line.split(":", 1)[1].strip(" []")
     raise StepFailed(f"{exe} has no program interpreter: not dynamic?")
+
+
+def dynamic_arch(exe):
+    """The arches.Arch of a dynamically linked program, or None for a
+    static one."""
+    if "Requesting program interpreter:" not in readelf(exe, "-l"):
+        return None
+    head = readelf(exe, "-h")
+    machine = next(line.split(":", 1)[1].strip() for line in head.splitlines()
+                   if line.strip().startswith("Machine:"))
+    for arch in ARCHES.values():
+        if arch.elf_machine == machine:
+            return arch
+    raise StepFailed(f"{exe}: a program for {machine}, which no guest runs")
 
 
 def needed(path):
@@ -99,6 +114,20 @@ def build_program(arch, src, exe, tree, log, link=(), cflags=()):
          f"-I{tree}/tools/testing/selftests", "-o", exe, src, *link, "-ldl"],
         log, what=f"{Path(exe).name} ({arch.name}, dynamic)")
     return exe
+
+
+def quick_files(exe, out, log):
+    """[(guest path, host file)] a `pda quick` boot needs for @exe: for a
+    dynamically linked program what make check packs for its preload
+    runs (the loader, its libraries, Debian's liburcu, libpda-getcpu.so
+    at guest_lib()); nothing for a static one."""
+    arch = dynamic_arch(exe)
+    if arch is None:
+        return []
+    lib = build_library(arch, Path(out) / arch.name, log)
+    return runtime_files(arch, [exe, lib],
+                         lib_dirs=[urcu.unpack(arch, log)]) + \
+        [(guest_lib(arch), lib)]
 
 
 def three_ways(name, exe, arch):

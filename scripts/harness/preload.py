@@ -116,6 +116,15 @@ def build_program(arch, src, exe, tree, log, link=(), cflags=()):
     return exe
 
 
+def build_shared(arch, src, lib, log):
+    """A shared library of ours for a guest program (urcubench.py's
+    counting interposer)."""
+    run([arch.cc, *arch.cflags, "-O2", "-g", "-Wall", "-Wextra", "-Werror",
+         "-shared", "-fPIC", f"-Wl,-soname,{Path(lib).name}", "-o", lib,
+         src], log, what=f"{Path(lib).name} ({arch.name})")
+    return lib
+
+
 def quick_files(exe, out, log):
     """[(guest path, host file)] a `pda quick` boot needs for @exe: for a
     dynamically linked program what make check packs for its preload

@@ -259,6 +259,10 @@ static inline int uw_go(struct uw_run *r, char *why)
 			snprintf(why, UW_WHY, "out of memory");
 			return -1;
 		}
+		/* Written here: fresh heap pages that calloc() left alone
+		 * would fault inside the timed operations.
+		 */
+		memset(t->cbs, 0, r->ops * sizeof(*t->cbs));
 		for (k = 0; k < r->ops; k++) {
 			cds_lfht_node_init(&t->nodes[k].node);
 			t->nodes[k].key = (unsigned long)i << 20 | k;

@@ -212,12 +212,14 @@ def cell(row, key="median"):
     return f"{fmt(row[key], 1)} ({fmt(row['calls'])})"
 
 
-def saving(rows, load, base="real.norseq", case="preload.norseq"):
-    """Instructions per operation the preload saves against @base."""
+def saving(rows, load, key="median", base="real.norseq",
+           case="preload.norseq"):
+    """Instructions per operation the preload saves against @base, of
+    the @key figures."""
     a, b = rows.get(base, {}).get(load), rows.get(case, {}).get(load)
     if not a or not b or "na" in a or "na" in b:
         return None
-    return a["median"] - b["median"]
+    return a[key] - b[key]
 
 
 def rows_of(state, loads, key="median"):
@@ -234,7 +236,7 @@ def rows_of(state, loads, key="median"):
                            [cell(rows.get(w, {}).get(load), key)
                             for w, _ in WAYS] +
                            [via.get("method", ""),
-                            fmt(saving(rows, load), 1)])
+                            fmt(saving(rows, load, key), 1)])
     return out
 
 

@@ -37,6 +37,13 @@ class Arch:
     # and where the guest's loader looks for them (preload.py).
     libc_dir: str
     guest_libc_dir: str
+    # Debian's name of the architecture, and its multiarch directory under
+    # /usr/lib and /usr/include: where another package's libraries and
+    # headers for it are (debs.py unpacks them).
+    deb_arch: str
+    multiarch: str
+    # readelf -h's "Machine:" of its programs (a program's arch, quick.py).
+    elf_machine: str
     # What libpda-getcpu.so must answer with on a PDA kernel.
     preload_method: str
     # Which programs its guests get beyond tests/guest and the upstream
@@ -66,18 +73,24 @@ _ARM = dict(family="arm", console="ttyAMA0",
 ARCHES = {a.name: a for a in (
     Arch("i386", bits=32, cflags=("-m32",) + MULTIARCH_HEADERS,
          qemu="qemu-system-i386", libc_dir="/lib32", guest_libc_dir="/lib32",
+         deb_arch="i386", multiarch="i386-linux-gnu",
+         elf_machine="Intel 80386",
          pda_bench_syscalls=("sys.int80", "sys.vsyscall"), bench_checks=True,
          **_X86),
     Arch("x86_64", bits=64, cflags=(), qemu="qemu-system-x86_64",
          libc_dir="/lib/x86_64-linux-gnu",
          guest_libc_dir="/lib/x86_64-linux-gnu",
+         deb_arch="amd64", multiarch="x86_64-linux-gnu",
+         elf_machine="Advanced Micro Devices X86-64",
          pda_bench_syscalls=("sys.syscall",), bench_checks=False, **_X86),
     Arch("arm", bits=32, cc="arm-linux-gnueabihf-gcc-12", cflags=(),
          cross="arm-linux-gnueabihf-", qemu="qemu-system-arm",
          machine="virt", images=("zImage",),
          boot_image="arch/arm/boot/zImage",
          libc_dir="/usr/arm-linux-gnueabihf/lib",
-         guest_libc_dir="/lib/arm-linux-gnueabihf", segbench=True,
+         guest_libc_dir="/lib/arm-linux-gnueabihf",
+         deb_arch="armhf", multiarch="arm-linux-gnueabihf",
+         elf_machine="ARM", segbench=True,
          pda_bench_syscalls=("sys.svc",), bench_checks=True, **_ARM),
     # Entered at EL2, as on a host (virtualization=on).  segbench and
     # pda_bench have no arm64 port yet: arm64 runs the TLB tests instead.
@@ -86,7 +99,9 @@ ARCHES = {a.name: a for a in (
          machine="virt,virtualization=on", images=("Image",),
          boot_image="arch/arm64/boot/Image",
          libc_dir="/usr/aarch64-linux-gnu/lib",
-         guest_libc_dir="/lib/aarch64-linux-gnu", segbench=False,
+         guest_libc_dir="/lib/aarch64-linux-gnu",
+         deb_arch="arm64", multiarch="aarch64-linux-gnu",
+         elf_machine="AArch64", segbench=False,
          pda_bench_syscalls=(), bench_checks=False, **_ARM),
 )}
 

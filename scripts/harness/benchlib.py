@@ -16,8 +16,9 @@ from typing import Callable, NamedTuple, Optional
 
 from . import boot, guest, targetrun
 from .markers import replace_marked
-from .paths import REPO
+from .paths import LOGS, REPO
 from .progress import Phase, StepFailed, fail, say
+from .targets import TARGETS
 
 # Every kernel is booted this many times and its figures must agree.
 RUNS = 2
@@ -162,6 +163,30 @@ def boot_until_identical(label, what, boot_once, differences, timings,
                          f"\n  logs: {logs}")
     say(f"[{label}] {what}: identical in {RUNS} boots")
     return runs
+
+
+def pda_kernel_boots(names, pristine, tree, unverified, timings, what,
+                     initramfs, boot_once, differences, console):
+    """For each target of @names, make bench's PDA kernel (built once per
+    run, kbuild's cache) booted RUNS times, whose figures must agree:
+    initramfs(target, tree), once per user-space architecture, and
+    boot_once(target, label, bdir, cpio, n) -> figures.  @what names the
+    boots, @console their consoles under the kernel's log folder (a glob,
+    for the message).  Returns {name: the first boot's figures}."""
+    results, cpios = {}, {}
+    for name in names:
+        target = TARGETS[name]
+        arch = target.user_arch_64 or target.user_arch
+        if arch not in cpios:
+            cpios[arch] = initramfs(target, tree)
+        pda = kernel_pair(name, pristine, tree, unverified)[1]
+        bdir = build(target, pda.src, pda.build_label, pda.unverified,
+                     timings)
+        results[name] = boot_until_identical(
+            pda.label, what,
+            lambda n: boot_once(target, pda.label, bdir, cpios[arch], n),
+            differences, timings, f"{LOGS / pda.label}/{console}")[0]
+    return results
 
 
 # ------------------------------------------------------------ host

@@ -4,10 +4,11 @@ order they run and their sections stand in results/REPORT.md.  Each is
 its module's BenchPart (benchlib.py); adding one is its module and its
 line here (Documentation/harness/adding-a-bench-part.md)."""
 
-from . import census, preloadbench, tlbbench
+from . import census, preloadbench, tlbbench, urcubench
 
 PARTS = (
     tlbbench.PART,
     census.PART,
     preloadbench.PART,
+    urcubench.PART,
 )

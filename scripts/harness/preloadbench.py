@@ -156,20 +156,9 @@ def measure(pristine, tree, unverified, timings, names):
     """make bench's PDA kernels of @names; on the host, its own build of
     getcpu_bench and, where it runs them, the i386 one."""
     started = time.monotonic()
-    results, cpios = {}, {}
-    for name in names:
-        target = TARGETS[name]
-        arch = target.user_arch_64 or target.user_arch
-        if arch not in cpios:
-            cpios[arch] = initramfs(target, tree)
-        pda = benchlib.kernel_pair(name, pristine, tree, unverified)[1]
-        bdir = benchlib.build(target, pda.src, pda.build_label,
-                              pda.unverified, timings)
-        results[name] = benchlib.boot_until_identical(
-            pda.label, "preload bench boot",
-            lambda n: boot_once(target, pda.label, bdir, cpios[arch], n),
-            differences, timings,
-            f"{LOGS / pda.label}/preloadbench-*.console.log")[0]
+    results = benchlib.pda_kernel_boots(
+        names, pristine, tree, unverified, timings, "preload bench boot",
+        initramfs, boot_once, differences, "preloadbench-*.console.log")
     start = time.monotonic()
     native = host((HOST,) + ((HOST_32,) if hostcaps.i386()[0] else ()))
     timings.append(("host", "getcpu_bench", time.monotonic() - start))

@@ -3,12 +3,14 @@
 
 For iterating on a guest test without a full `make check`: no configure,
 no kernel build, its own scratch directory, so several can run at once.
+A dynamically linked program gets what make check's preload runs pack:
+its loader and libraries, and libpda-getcpu.so (preload.quick_files()).
 """
 
 import tempfile
 from pathlib import Path
 
-from . import boot, guest, ktap
+from . import boot, guest, ktap, preload
 from .paths import BUILD, CACHE
 from .progress import StepFailed, say
 from .targets import TARGETS
@@ -26,10 +28,14 @@ def main(target_name, programs, timeout=600, args=""):
     work = Path(tempfile.mkdtemp(prefix=f"quick-{target_name}-",
                                  dir=CACHE))
     fs = guest.Initramfs(init)
+    files = {}
     for prog in programs:
         exe, _, argv = prog.partition(":")
         fs.add_test(Path(exe).name, Path(exe).resolve(),
                     argv.split() if argv else ())
+        files.update(preload.quick_files(exe, work, work / "build.log"))
+    for path, src in sorted(files.items()):
+        fs.add_file_at(path, src)
     cpio = work / "initramfs.cpio"
     fs.write(CACHE / "tree", cpio, work / "initramfs.log")
     console = work / "console.log"

@@ -34,14 +34,10 @@
  *   while threads use it; it must stay mapped (the kernel may keep
  *   writing getcpu_cache words in its TLS).
  *
- * The guest's /init runs a test with no environment and no way to give
- * it one, so the first arguments may say what to set, and the program
- * runs itself again with that environment and the remaining arguments:
+ * The guest's /init gives a test no environment: its arguments say what
+ * to set, and it runs itself again with it (relaunch.h):
  *
  *	preload_test --lib PATH [--preload] [--rseq-off] [--expect METHOD]
- *
- * sets PDA_PRELOAD_LIB=PATH, LD_PRELOAD=PATH, GLIBC_TUNABLES=
- * glibc.pthread.rseq=0 and PDA_EXPECT_METHOD=METHOD.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -65,6 +61,7 @@
 #endif
 
 #include "kselftest_harness.h"
+#include "relaunch.h"
 
 #define STORM_THREADS	4
 #define STORM_WINDOWS	500	/* per thread */
@@ -631,48 +628,11 @@ TEST(dlopen_dlclose)
 	EXPECT_EQ(0, check_each(&global_calls, why)) TH_LOG("%s", why);
 }
 
-static int relaunch(int argc, char **argv)
-{
-	static char lib[256], preload[256], expect[64];
-	char *envp[5], **e = envp;
-	int i;
-
-	for (i = 1; i < argc && e < envp + 4; i++) {
-		if (!strcmp(argv[i], "--lib") && i + 1 < argc && !lib[0]) {
-			snprintf(lib, sizeof(lib), "PDA_PRELOAD_LIB=%s",
-				 argv[++i]);
-			*e++ = lib;
-		} else if (!strcmp(argv[i], "--preload") && !preload[0]) {
-			snprintf(preload, sizeof(preload), "LD_PRELOAD=%s",
-				 lib + strlen("PDA_PRELOAD_LIB="));
-			*e++ = preload;
-		} else if (!strcmp(argv[i], "--rseq-off")) {
-			*e++ = "GLIBC_TUNABLES=glibc.pthread.rseq=0";
-		} else if (!strcmp(argv[i], "--expect") && i + 1 < argc &&
-			   !expect[0]) {
-			snprintf(expect, sizeof(expect), "PDA_EXPECT_METHOD=%s",
-				 argv[++i]);
-			*e++ = expect;
-		} else {
-			break;
-		}
-	}
-	if (i < argc) {
-		fprintf(stderr, "preload_test: usage: %s --lib PATH [--preload] "
-			"[--rseq-off] [--expect METHOD]\n", argv[0]);
-		return 2;
-	}
-	*e = NULL;
-	execve(argv[0], (char *[]){ argv[0], NULL }, envp);
-	perror("preload_test: execve");
-	return 1;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], EXEC_CHECK))
 		return exec_check();
-	if (argc > 1 && !strcmp(argv[1], "--lib"))
-		return relaunch(argc, argv);
+	if (preload_relaunch_asked(argc, argv))
+		return preload_relaunch(argc, argv);
 	return test_harness_run(argc, argv);
 }

@@ -11,7 +11,10 @@ tests/bench/urcu_bench in make bench, urcubench.py).
 
 from . import debs
 
-PACKAGES = ("liburcu8", "liburcu-dev")
+# libjemalloc2: urcubench.py counts what jemalloc asks, beside liburcu
+# (debs.unpacked() keeps one package set per architecture).
+PACKAGES = ("liburcu8", "liburcu-dev", "libjemalloc2")
+JEMALLOC = "libjemalloc.so.2"
 # The default flavour (urcu-memb: liburcu.so) and the data structures.
 LIBS = ("-lurcu-cds", "-lurcu")
 
@@ -34,6 +37,6 @@ def build_flags(arch, log):
             f"-Wl,-rpath-link,{libs}"], list(LIBS)
 
 
-def version(arch):
-    """liburcu8's Debian version unpacked for @arch, or None."""
-    return debs.versions(arch).get("liburcu8")
+def version(arch, package="liburcu8"):
+    """@package's Debian version unpacked for @arch, or None."""
+    return debs.versions(arch).get(package)

@@ -17,6 +17,7 @@ README's liburcu headline.
 """
 
 import json
+import statistics
 import time
 from pathlib import PurePosixPath
 
@@ -31,6 +32,11 @@ ORDER = tuple(n for n, t in TARGETS.items() if t.preload_bench)
 PROGRAM = "urcu_bench"
 COMPAT = "urcu_bench_32"
 COUNTER = "libgetcpu-count.so"
+# tests/bench/jemalloc_calls: jemalloc's sched_getcpu() calls, counted in
+# the 64-bit x86 program's boots (one architecture says it: the calls
+# follow from jemalloc's arena choice, not from the CPU).
+JEMALLOC = "jemalloc_calls"
+JEMALLOC_PREFIX = "jemalloc-calls: "
 PREFIX = "urcu-bench: "
 WAYS = [
     ("real.rseq", "glibc, rseq on"),
@@ -110,6 +116,33 @@ def check(rows, failed, arch):
     return bad
 
 
+def parse_jemalloc(lines):
+    """jemalloc_calls' lines -> ({"calls": [per repetition], "allocs",
+    "threads", "percpu_arena"}, [failures])."""
+    row, failed = {"calls": []}, []
+    for line in lines:
+        if not line.startswith(JEMALLOC_PREFIX):
+            continue
+        rest = line[len(JEMALLOC_PREFIX):]
+        if rest.startswith("FAILED"):
+            failed.append(rest)
+            continue
+        kv = dict(w.partition("=")[::2] for w in rest.split())
+        row["calls"].append(int(kv["calls"]))
+        row.update(allocs=int(kv["allocs"]), threads=int(kv["threads"]),
+                   percpu_arena=kv["percpu_arena"])
+    if not row["calls"] and not failed:
+        failed.append("no result line")
+    elif row.get("percpu_arena", "percpu") != "percpu":
+        failed.append(f"percpu_arena={row['percpu_arena']}: jemalloc "
+                      "refused MALLOC_CONF=percpu_arena:percpu")
+    return row, failed
+
+
+def counts_jemalloc(target, arch):
+    return arch is target.user_arch_64 and arch.family == "x86"
+
+
 def programs_of(target):
     if target.user_arch_64:
         return [(PROGRAM, target.user_arch_64), (COMPAT, target.user_arch)]
@@ -147,9 +180,19 @@ def initramfs(target, tree):
                                     guest_counter(arch)])
             fs.add_file_at(preload.guest_lib(arch), lib)
             fs.add_file_at(guest_counter(arch), counter)
+            binaries = [exe, lib, counter]
+            if counts_jemalloc(target, arch):
+                jemalloc = urcu.unpack(arch, log) / urcu.JEMALLOC
+                guest_jemalloc = f"{arch.guest_libc_dir}/{urcu.JEMALLOC}"
+                count = guest.stripped(preload.build_program(
+                    arch, REPO / "tests/bench/jemalloc_calls.c",
+                    out / JEMALLOC, tree, log), arch, log)
+                fs.add_test(JEMALLOC, count,
+                            [guest_counter(arch), guest_jemalloc])
+                fs.add_file_at(guest_jemalloc, jemalloc)
+                binaries += [count, jemalloc]
             for path, src in preload.runtime_files(
-                    arch, [exe, lib, counter],
-                    lib_dirs=[urcu.unpack(arch, log)]):
+                    arch, binaries, lib_dirs=[urcu.unpack(arch, log)]):
                 fs.add_file_at(path, src)
         return benchlib.write_initramfs(
             fs, tree, BUILD / f"urcubench-{arch0.name}.cpio", log)
@@ -166,12 +209,18 @@ def boot_once(target, label, bdir, cpio, n):
         if bad:
             fail(f"[{label}] {name}: " + "; ".join(bad), console)
         res[name] = rows
+        if counts_jemalloc(target, arch):
+            row, failed = parse_jemalloc(blocks.get(JEMALLOC, []))
+            if failed:
+                fail(f"[{label}] {JEMALLOC}: " + "; ".join(failed), console)
+            res[JEMALLOC] = row
     return res
 
 
 def differences(runs):
     """(program, way, workload) rows not the same in every boot."""
     keys = sorted({(prog, way, load) for r in runs for prog in r
+                   if prog != JEMALLOC
                    for way in r[prog] for load in r[prog][way]})
     return [f"{prog} {way} {load}" for prog, way, load in keys
             if any(r.get(prog, {}).get(way, {}).get(load) !=
@@ -185,7 +234,13 @@ def measure(pristine, tree, unverified, timings, names):
     results = benchlib.pda_kernel_boots(
         names, pristine, tree, unverified, timings, "urcu bench boot",
         initramfs, boot_once, differences, "urcubench-*.console.log")
-    state = {"guests": results, "runs": RUNS,
+    jemalloc = {t: progs.pop(JEMALLOC) for t, progs in results.items()
+                if JEMALLOC in progs}
+    state = {"guests": results, "runs": RUNS, "jemalloc": jemalloc,
+             "libjemalloc2": {t: urcu.version(a, "libjemalloc2")
+                              for t in jemalloc
+                              for _, a in programs_of(TARGETS[t])
+                              if counts_jemalloc(TARGETS[t], a)},
              "cpus": {n: TARGETS[n].icount_cpus or TARGETS[n].cpus
                       for n in results},
              "liburcu": {a.name: urcu.version(a) for t in results
@@ -267,6 +322,27 @@ def calls_text(state):
     return "; ".join(parts)
 
 
+def jemalloc_text(state):
+    """What jemalloc asked, or "" if no boot counted it."""
+    parts = []
+    for target, row in state.get("jemalloc", {}).items():
+        calls = sorted(row["calls"])
+        version = state.get("libjemalloc2", {}).get(target) or "?"
+        per = row["allocs"] / max(statistics.median(calls), 1)
+        parts.append(
+            f"Not jemalloc: Debian's libjemalloc2 {version}, preloaded with "
+            "`MALLOC_CONF=percpu_arena:percpu` (which jemalloc reports "
+            f"back as in force), asked `sched_getcpu()` {calls[0]:,} to "
+            f"{calls[-1]:,} times in {row['allocs']:,} allocations and frees "
+            f"({row['threads']} threads, sizes up to 64 KiB, "
+            f"{len(calls)} repetitions, {label(target, PROGRAM)}, "
+            f"`tests/bench/jemalloc_calls.c`): one call per {per:,.0f} "
+            "allocations, since it asks only when a thread's arena was "
+            "last used by another thread. The preload library has "
+            "nothing to gain there.")
+    return " ".join(parts)
+
+
 HEAD = ["target", "workload", "threads"] + [w for _, w in WAYS] + \
     ["via", "preloaded saves (rseq off)"]
 
@@ -311,6 +387,7 @@ def section(state, repo=None):
         "calls per operation", "",
         grid(rows_of(state, {w for w, _ in WORKLOADS})), "",
         calls_text(state) + ".", "",
+        *([jemalloc_text(state), ""] if state.get("jemalloc") else []),
         "### The same, min of the repetitions", "",
         grid(rows_of(state, {w for w, _ in WORKLOADS}, "min")), "",
         "CPUs: " + ", ".join(f"{t} {c}" for t, c in state["cpus"].items()) +
@@ -332,6 +409,7 @@ def readme_section(state):
         "counted:", "",
         grid(rows_of(state, pinned)), "",
         "Migrating threads, the min, the method: `results/REPORT.md`.",
+        *(["", jemalloc_text(state)] if state.get("jemalloc") else []),
         "", README_END])
 
 

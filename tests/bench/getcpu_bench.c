@@ -17,9 +17,15 @@
  *	preload.norseq	LD_PRELOAD=LIB, rseq off
  *	syscall		syscall(SYS_getcpu), the system call itself
  *			(measured in the first child)
+ *	floor		getcpu_floor() of libgetcpu-floor.so, which returns 0
+ *			(the first child too): what a call into a shared
+ *			library costs before the function does anything
  *
  * Each figure is (a loop of ITERS calls - the same loop without them) /
  * ITERS, REPS times after a warm-up, pinned to CPU 0; min and median.
+ * The loops call as a program does, by name, through the dynamic
+ * linker's tables (the PLT), so a figure includes the call: no function
+ * in a shared library, preloaded or not, costs less than the floor.
  * The clock is the TSC on x86 (instructions under qemu -icount, which
  * "pda.icount" on the kernel command line says; TSC ticks natively) and
  * CLOCK_MONOTONIC elsewhere (instructions under -icount shift=0; ns
@@ -71,31 +77,28 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The loop body, kept out of line so the empty loop is the same loop. */
-static int __attribute__((noinline)) call_nothing(void)
-{
-	asm volatile("" : : : "memory");
-	return 0;
+int getcpu_floor(void);
+
+/* One loop per callee: each calls it by name, as a program does. */
+#define TIMED_LOOP(name, call)					\
+static int64_t __attribute__((noinline)) name(void)		\
+{								\
+	volatile int sink;					\
+	uint64_t t0 = now();					\
+	int i;							\
+								\
+	for (i = 0; i < ITERS; i++)				\
+		sink = (call);					\
+	(void)sink;						\
+	return now() - t0;					\
 }
 
-static int __attribute__((noinline)) call_syscall(void)
-{
-	unsigned int cpu;
+static unsigned int syscall_cpu;
 
-	return syscall(SYS_getcpu, &cpu, NULL, NULL) ? -1 : (int)cpu;
-}
-
-static int64_t loop(int (*fn)(void))
-{
-	volatile int sink;
-	uint64_t t0 = now();
-	int i;
-
-	for (i = 0; i < ITERS; i++)
-		sink = fn();
-	(void)sink;
-	return now() - t0;
-}
+TIMED_LOOP(loop_empty, 0)
+TIMED_LOOP(loop_sched_getcpu, sched_getcpu())
+TIMED_LOOP(loop_syscall, syscall(SYS_getcpu, &syscall_cpu, NULL, NULL))
+TIMED_LOOP(loop_floor, getcpu_floor())
 
 static const char *method(void)
 {
@@ -112,15 +115,16 @@ static const char *method(void)
  * one whose empty loop was the interrupted one comes out negative: those
  * are dropped, and said so.
  */
-static void measure(const char *name, int (*fn)(void))
+static void measure(const char *name, int64_t (*loop)(void),
+		    const char *how)
 {
 	int64_t cost[REPS];
 	int r, n = 0, dropped = 0;
 
-	loop(fn);
-	loop(call_nothing);
+	loop();
+	loop_empty();
 	for (r = 0; r < REPS; r++) {
-		int64_t with = loop(fn), without = loop(call_nothing);
+		int64_t with = loop(), without = loop_empty();
 
 		if (with < without)
 			dropped++;
@@ -135,8 +139,7 @@ static void measure(const char *name, int (*fn)(void))
 	qsort(cost, n, sizeof(*cost), cmp_i64);
 	printf("getcpu-bench: %s min=%.2f median=%.2f reps=%d iters=%d unit=%s method=%s\n",
 	       name, (double)cost[0] / ITERS, (double)cost[n / 2] / ITERS,
-	       n, ITERS, CLOCK_UNIT(cmdline_has("pda.icount")),
-	       fn == call_syscall ? "syscall" : method());
+	       n, ITERS, CLOCK_UNIT(cmdline_has("pda.icount")), how);
 	if (dropped)
 		printf("getcpu-bench: info %s_dropped=%d\n", name, dropped);
 	fflush(stdout);
@@ -193,9 +196,11 @@ int main(int argc, char **argv)
 				name, sched_getcpu());
 			return 1;
 		}
-		measure(name, sched_getcpu);
-		if (!strcmp(name, "real.rseq"))
-			measure("syscall", call_syscall);
+		measure(name, loop_sched_getcpu, method());
+		if (!strcmp(name, "real.rseq")) {
+			measure("syscall", loop_syscall, "syscall");
+			measure("floor", loop_floor, "none");
+		}
 		return 0;
 	}
 	if (argc != 2) {

@@ -249,19 +249,26 @@ def goal_text(state):
             f"system call; measured: {lo:.0f}× to {hi:.0f}×.")
     if lo >= GOAL:
         return text + " Met."
+    room = sysc / GOAL
+    budget = (f"less than the call alone costs ({floor:.0f}, the floor: a "
+              "function of a shared library that returns 0, called the "
+              "same way), so no function in a shared library can meet it"
+              if room < floor else
+              f"{room - floor:.1f} above the call alone ({floor:.0f}, the "
+              "floor: a function of a shared library that returns 0, "
+              "called the same way): room for the load, nothing else")
     return text + (
         f" **Not met.** Where it is furthest, the system call is "
-        f"{sysc:.0f} instructions, so {GOAL}× leaves {sysc / GOAL:.1f} "
-        f"per call, and the call alone costs {floor:.0f} (the floor: a "
-        "function of a shared library that returns 0, called the same "
-        "way). What is left is room for the load, nothing else. The "
+        f"{sysc:.0f} instructions, so {GOAL}× leaves {room:.1f} per "
+        f"call, {budget}. Beyond the call, the "
         "library must also check, "
         "on every call, that this thread's register holds the PDA "
         "selector (or that it registered a getcpu_cache word), since a "
         "thread may hold someone else's selector there; and on i386 a "
         "shared library needs its PIC base (`call __x86.get_pc_thunk`, 4 "
-        f"instructions) to find the CPU table. So {calls:.0f} is close to "
-
+        f"instructions) to find the CPU table. So {calls:.0f}, "
+        f"{calls - floor:.0f} above the floor, is close to the least a "
+        "safe preloaded function can cost; a program built with "
         "`pda.h` gets the one load inline. Against what an unmodified "
         "program pays today (glibc's own call, the next columns) the gain "
         "is what a deployment sees: large where glibc makes the system "

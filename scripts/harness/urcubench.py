@@ -334,12 +334,14 @@ def jemalloc_text(state):
             "`MALLOC_CONF=percpu_arena:percpu` (which jemalloc reports "
             f"back as in force), asked `sched_getcpu()` {calls[0]:,} to "
             f"{calls[-1]:,} times in {row['allocs']:,} allocations and frees "
-            f"({row['threads']} threads, sizes up to 64 KiB, "
-            f"{len(calls)} repetitions, {label(target, PROGRAM)}, "
+            f"({row['threads']} threads on "
+            f"{state.get('cpus', {}).get(target, '?')} CPUs, sizes up to "
+            f"64 KiB, {len(calls)} repetitions, {label(target, PROGRAM)}, "
             f"`tests/bench/jemalloc_calls.c`): one call per {per:,.0f} "
             "allocations, since it asks only when a thread's arena was "
-            "last used by another thread. The preload library has "
-            "nothing to gain there.")
+            "last used by another thread (more often when threads share "
+            "CPUs, still rare). The preload library has nothing to gain "
+            "there.")
     return " ".join(parts)
 
 

@@ -244,8 +244,9 @@ def part_soak(names):
 def part_tlbi_off(tree, args):
     """The arm64 kernel with CONFIG_ARM64_TLBI_LOCAL left off (booted
     without tlbi_local=on): every test, the TLB tests at its soak's scale,
-    but any that part slow runs on arm64 (tests/check-full-only), which
-    do not depend on it."""
+    but any that part slow runs on arm64 (tests/check-full-only lists
+    none today: basic_percpu_ops_test is left out here by tests/not-run),
+    which do not depend on it."""
     name = reliability.TLBI_OFF_RUN
     kernel = TARGETS[name].kernel
     scale = " ".join(f"pda.scale.{p}={SOAK[kernel].tlb}" for p in TLB)

@@ -128,9 +128,13 @@ def parse_jemalloc(lines):
             failed.append(rest)
             continue
         kv = dict(w.partition("=")[::2] for w in rest.split())
-        row["calls"].append(int(kv["calls"]))
-        row.update(allocs=int(kv["allocs"]), threads=int(kv["threads"]),
-                   percpu_arena=kv["percpu_arena"])
+        try:
+            row["calls"].append(int(kv["calls"]))
+            row.update(allocs=int(kv["allocs"]),
+                       threads=int(kv["threads"]),
+                       percpu_arena=kv["percpu_arena"])
+        except (KeyError, ValueError):
+            failed.append(f"malformed line: {line}")
     if not row["calls"] and not failed:
         failed.append("no result line")
     elif row.get("percpu_arena", "percpu") != "percpu":
@@ -163,6 +167,11 @@ def build(arch, out, tree, log):
     return exe, counter
 
 
+def build_jemalloc_count(arch, out, tree, log):
+    return preload.build_program(arch, REPO / "tests/bench/jemalloc_calls.c",
+                                 out / JEMALLOC, tree, log)
+
+
 def initramfs(target, tree):
     arch0 = target.user_arch_64 or target.user_arch
     log = reset_log(LOGS / "urcubench" / f"user-{arch0.name}.log")
@@ -184,9 +193,8 @@ def initramfs(target, tree):
             if counts_jemalloc(target, arch):
                 jemalloc = urcu.unpack(arch, log) / urcu.JEMALLOC
                 guest_jemalloc = f"{arch.guest_libc_dir}/{urcu.JEMALLOC}"
-                count = guest.stripped(preload.build_program(
-                    arch, REPO / "tests/bench/jemalloc_calls.c",
-                    out / JEMALLOC, tree, log), arch, log)
+                count = guest.stripped(
+                    build_jemalloc_count(arch, out, tree, log), arch, log)
                 fs.add_test(JEMALLOC, count,
                             [guest_counter(arch), guest_jemalloc])
                 fs.add_file_at(guest_jemalloc, jemalloc)
@@ -218,14 +226,17 @@ def boot_once(target, label, bdir, cpio, n):
 
 
 def differences(runs):
-    """(program, way, workload) rows not the same in every boot."""
+    """(program, way, workload) rows, and jemalloc's counts, not the same
+    in every boot."""
     keys = sorted({(prog, way, load) for r in runs for prog in r
                    if prog != JEMALLOC
                    for way in r[prog] for load in r[prog][way]})
+    jemalloc = [JEMALLOC] if any(r.get(JEMALLOC) != runs[0].get(JEMALLOC)
+                                 for r in runs) else []
     return [f"{prog} {way} {load}" for prog, way, load in keys
             if any(r.get(prog, {}).get(way, {}).get(load) !=
                    runs[0].get(prog, {}).get(way, {}).get(load)
-                   for r in runs)]
+                   for r in runs)] + jemalloc
 
 
 def measure(pristine, tree, unverified, timings, names):
@@ -337,6 +348,7 @@ def jemalloc_text(state):
             f"({row['threads']} threads on "
             f"{state.get('cpus', {}).get(target, '?')} CPUs, sizes up to "
             f"64 KiB, {len(calls)} repetitions, {label(target, PROGRAM)}, "
+            f"{state.get('runs', '?')} boots identical, "
             f"`tests/bench/jemalloc_calls.c`): one call per {per:,.0f} "
             "allocations, since it asks only when a thread's arena was "
             "last used by another thread (more often when threads share "

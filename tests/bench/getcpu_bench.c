@@ -24,8 +24,9 @@
  * Each figure is (a loop of ITERS calls - the same loop without them) /
  * ITERS, REPS times after a warm-up, pinned to CPU 0; min and median.
  * The loops call as a program does, by name, through the dynamic
- * linker's tables (the PLT), so a figure includes the call: no function
- * in a shared library, preloaded or not, costs less than the floor.
+ * linker's tables (the PLT), so a figure includes the call: under
+ * -icount no function in a shared library, preloaded or not, costs
+ * less than the floor (make bench checks it).
  * The clock is the TSC on x86 (instructions under qemu -icount, which
  * "pda.icount" on the kernel command line says; TSC ticks natively) and
  * CLOCK_MONOTONIC elsewhere (instructions under -icount shift=0; ns
@@ -46,6 +47,7 @@
 #include <unistd.h>
 
 #include "../guest/lib/cmdline.h"
+#include "getcpu_floor.h"
 
 #define REPS	15
 #define ITERS	2000
@@ -77,9 +79,11 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int getcpu_floor(void);
-
-/* One loop per callee: each calls it by name, as a program does. */
+/*
+ * One loop per callee, each calling it by name, as a program does: a call
+ * through a function pointer would take the address from the GOT and skip
+ * the PLT, which a program's call goes through.
+ */
 #define TIMED_LOOP(name, call)					\
 static int64_t __attribute__((noinline)) name(void)		\
 {								\
@@ -109,30 +113,38 @@ static const char *method(void)
 }
 
 /*
- * Each repetition is a pair, the loop with the calls then the one
- * without; its cost is their difference.  Under -icount every pair
- * counts the same.  Natively an interrupted pair lands in the tail, and
- * one whose empty loop was the interrupted one comes out negative: those
- * are dropped, and said so.
+ * Each repetition runs the loop with the calls, then the one without;
+ * a repetition's cost is its loop with the calls less the fastest loop
+ * without them.  An interrupt (a timer tick, under -icount too) makes a
+ * loop longer, never shorter: the fastest empty loop is an uninterrupted
+ * one, and an interrupted loop with the calls lands in the tail.  Only
+ * natively can a loop with the calls run faster than every empty one (the
+ * core clock moves); those repetitions are dropped, and said so.
  */
 static void measure(const char *name, int64_t (*loop)(void),
 		    const char *how)
 {
-	int64_t cost[REPS];
+	int64_t with[REPS], cost[REPS], base = INT64_MAX;
 	int r, n = 0, dropped = 0;
 
 	loop();
 	loop_empty();
 	for (r = 0; r < REPS; r++) {
-		int64_t with = loop(), without = loop_empty();
+		int64_t without;
 
-		if (with < without)
+		with[r] = loop();
+		without = loop_empty();
+		if (without < base)
+			base = without;
+	}
+	for (r = 0; r < REPS; r++) {
+		if (with[r] < base)
 			dropped++;
 		else
-			cost[n++] = with - without;
+			cost[n++] = with[r] - base;
 	}
 	if (!n) {
-		printf("getcpu-bench: %s n/a every repetition interrupted\n",
+		printf("getcpu-bench: %s n/a every repetition faster than the empty loop\n",
 		       name);
 		return;
 	}

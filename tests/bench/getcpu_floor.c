@@ -6,7 +6,7 @@
  * nothing else: what it costs, no sched_getcpu() in a shared library,
  * preloaded or not, can go below.
  */
-int getcpu_floor(void);
+#include "getcpu_floor.h"
 
 int getcpu_floor(void)
 {

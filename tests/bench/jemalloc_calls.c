@@ -38,11 +38,17 @@
 
 static unsigned long (*thread_calls)(void);
 
+struct worker {
+	unsigned int index;
+	unsigned long calls;
+};
+
 static void *worker(void *arg)
 {
-	uint32_t x = 2463534242u + (uint32_t)(uintptr_t)arg;
+	struct worker *w = arg;
+	/* xorshift32, seeded by the thread's index: the same sizes each run */
+	uint32_t x = 2463534242u + w->index;
 	void *live[JC_LIVE] = { NULL };
-	unsigned long *calls = arg;
 	long i;
 
 	for (i = 0; i < JC_ALLOCS; i++) {
@@ -60,7 +66,7 @@ static void *worker(void *arg)
 	}
 	for (i = 0; i < JC_LIVE; i++)
 		free(live[i]);
-	*calls = thread_calls();
+	w->calls = thread_calls();
 	return NULL;
 }
 
@@ -79,32 +85,42 @@ static int relaunch(char **argv)
 /* One repetition: the sched_getcpu() calls of its threads, or -1. */
 static long run_threads(void)
 {
-	unsigned long calls[JC_THREADS], total = 0;
+	struct worker w[JC_THREADS];
 	pthread_t tid[JC_THREADS];
-	int i, n;
+	long total = 0;
+	int i, n, bad = 0;
 
 	for (n = 0; n < JC_THREADS; n++) {
-		if (pthread_create(&tid[n], NULL, worker, &calls[n])) {
+		w[n] = (struct worker){ .index = n };
+		if (pthread_create(&tid[n], NULL, worker, &w[n])) {
 			printf("jemalloc-calls: FAILED pthread_create\n");
+			bad = 1;
 			break;
 		}
 	}
+	/* Join every thread started, whatever the others did. */
 	for (i = 0; i < n; i++) {
-		void *err;
+		void *err = NULL;
 
-		pthread_join(tid[i], &err);
-		if (err) {
+		if (pthread_join(tid[i], &err)) {
+			printf("jemalloc-calls: FAILED pthread_join\n");
+			bad = 1;
+		} else if (err) {
 			printf("jemalloc-calls: FAILED %s\n", (char *)err);
-			n = -1;
+			bad = 1;
+		} else {
+			total += w[i].calls;
 		}
-		total += calls[i];
 	}
-	return n == JC_THREADS ? (long)total : -1;
+	return bad ? -1 : total;
 }
+
+typedef int mallctl_fn(const char *name, void *oldp, size_t *oldlenp,
+		       void *newp, size_t newlen);
 
 int main(int argc, char **argv)
 {
-	int (*mallctl)(const char *, void *, size_t *, void *, size_t);
+	mallctl_fn *mallctl;
 	const char *percpu = NULL;
 	size_t len = sizeof(percpu);
 	long calls;
@@ -120,8 +136,7 @@ int main(int argc, char **argv)
 
 	thread_calls = (unsigned long (*)(void))dlsym(RTLD_DEFAULT,
 						      "getcpu_count_thread");
-	mallctl = (int (*)(const char *, void *, size_t *, void *, size_t))
-		dlsym(RTLD_DEFAULT, "mallctl");
+	mallctl = (mallctl_fn *)dlsym(RTLD_DEFAULT, "mallctl");
 	if (!thread_calls || !mallctl) {
 		printf("jemalloc-calls: FAILED preload libgetcpu-count.so and libjemalloc.so.2 (%s%s)\n",
 		       thread_calls ? "" : "no getcpu_count_thread ",

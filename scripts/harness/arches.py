@@ -7,6 +7,7 @@ architecture's name.  tools/arch.mk holds the same compilers for the
 Makefiles (a host test holds the two to each other).
 """
 
+import subprocess
 from dataclasses import dataclass
 
 # Debian 12 has no gcc-multilib next to the ARM cross compilers (they
@@ -46,6 +47,11 @@ class Arch:
     elf_machine: str
     # What libpda-getcpu.so must answer with on a PDA kernel.
     preload_method: str
+    # The compiler flags that choose its ABI (cflags without the host's
+    # header workaround: sysroot_cflags()), and its ABI's dynamic loader,
+    # as programs name it (PT_INTERP).
+    abi_cflags: tuple
+    loader: str
     # Which programs its guests get beyond tests/guest and the upstream
     # rseq selftests: tools/segbench (the port exists); pda_bench's null
     # system call rows by entry path (none: no port); the output checks
@@ -72,18 +78,21 @@ _ARM = dict(family="arm", console="ttyAMA0",
 
 ARCHES = {a.name: a for a in (
     Arch("i386", bits=32, cflags=("-m32",) + MULTIARCH_HEADERS,
+         abi_cflags=("-m32",), loader="/lib/ld-linux.so.2",
          qemu="qemu-system-i386", libc_dir="/lib32", guest_libc_dir="/lib32",
          deb_arch="i386", multiarch="i386-linux-gnu",
          elf_machine="Intel 80386",
          pda_bench_syscalls=("sys.int80", "sys.vsyscall"), bench_checks=True,
          **_X86),
     Arch("x86_64", bits=64, cflags=(), qemu="qemu-system-x86_64",
+         abi_cflags=(), loader="/lib64/ld-linux-x86-64.so.2",
          libc_dir="/lib/x86_64-linux-gnu",
          guest_libc_dir="/lib/x86_64-linux-gnu",
          deb_arch="amd64", multiarch="x86_64-linux-gnu",
          elf_machine="Advanced Micro Devices X86-64",
          pda_bench_syscalls=("sys.syscall",), bench_checks=False, **_X86),
     Arch("arm", bits=32, cc="arm-linux-gnueabihf-gcc-12", cflags=(),
+         abi_cflags=(), loader="/lib/ld-linux-armhf.so.3",
          cross="arm-linux-gnueabihf-", qemu="qemu-system-arm",
          machine="virt", images=("zImage",),
          boot_image="arch/arm/boot/zImage",
@@ -95,6 +104,7 @@ ARCHES = {a.name: a for a in (
     # Entered at EL2, as on a host (virtualization=on).  segbench and
     # pda_bench have no arm64 port yet: arm64 runs the TLB tests instead.
     Arch("arm64", bits=64, cc="aarch64-linux-gnu-gcc-12", cflags=(),
+         abi_cflags=(), loader="/lib/ld-linux-aarch64.so.1",
          cross="aarch64-linux-gnu-", qemu="qemu-system-aarch64",
          machine="virt,virtualization=on", images=("Image",),
          boot_image="arch/arm64/boot/Image",
@@ -104,6 +114,23 @@ ARCHES = {a.name: a for a in (
          elf_machine="AArch64", segbench=False,
          pda_bench_syscalls=(), bench_checks=False, **_ARM),
 )}
+
+
+def sysroot_cflags(arch, sysroot):
+    """What @arch's compiler takes to build against the C library of
+    @sysroot, a Debian root of @arch, instead of its own: tools/arch.mk's
+    ARCH_CFLAGS with SYSROOT=@sysroot (the reasons are there)."""
+    include = subprocess.run(
+        [arch.cc, *arch.abi_cflags, "-print-file-name=include"],
+        stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    lib, usr_lib = (f"{sysroot}/lib/{arch.multiarch}",
+                    f"{sysroot}/usr/lib/{arch.multiarch}")
+    return [*arch.abi_cflags, f"--sysroot={sysroot}", "-nostdinc",
+            "-isystem", include,
+            "-isystem", f"{sysroot}/usr/include/{arch.multiarch}",
+            "-isystem", f"{sysroot}/usr/include", f"-B{sysroot}/usr/lib/",
+            f"-L{lib}", f"-L{usr_lib}", f"-Wl,-rpath-link,{lib}"]
+
 
 # The machine the harness runs on: x86-64, which may also run 32-bit
 # programs (hostcaps.i386() finds out).

@@ -52,6 +52,9 @@ class Arch:
     # as programs name it (PT_INTERP).
     abi_cflags: tuple
     loader: str
+    # Whether its guests also run the preload tests built against Debian
+    # 11's glibc 2.31, which has no rseq (glibc231.py, preload.py).
+    glibc231: bool
     # Which programs its guests get beyond tests/guest and the upstream
     # rseq selftests: tools/segbench (the port exists); pda_bench's null
     # system call rows by entry path (none: no port); the output checks
@@ -78,7 +81,7 @@ _ARM = dict(family="arm", console="ttyAMA0",
 
 ARCHES = {a.name: a for a in (
     Arch("i386", bits=32, cflags=("-m32",) + MULTIARCH_HEADERS,
-         abi_cflags=("-m32",), loader="/lib/ld-linux.so.2",
+         abi_cflags=("-m32",), loader="/lib/ld-linux.so.2", glibc231=True,
          qemu="qemu-system-i386", libc_dir="/lib32", guest_libc_dir="/lib32",
          deb_arch="i386", multiarch="i386-linux-gnu",
          elf_machine="Intel 80386",
@@ -86,13 +89,16 @@ ARCHES = {a.name: a for a in (
          **_X86),
     Arch("x86_64", bits=64, cflags=(), qemu="qemu-system-x86_64",
          abi_cflags=(), loader="/lib64/ld-linux-x86-64.so.2",
+         # The x86_64 targets run the i386 build's glibc231 tests, as
+         # 32-bit programs.
+         glibc231=False,
          libc_dir="/lib/x86_64-linux-gnu",
          guest_libc_dir="/lib/x86_64-linux-gnu",
          deb_arch="amd64", multiarch="x86_64-linux-gnu",
          elf_machine="Advanced Micro Devices X86-64",
          pda_bench_syscalls=("sys.syscall",), bench_checks=False, **_X86),
     Arch("arm", bits=32, cc="arm-linux-gnueabihf-gcc-12", cflags=(),
-         abi_cflags=(), loader="/lib/ld-linux-armhf.so.3",
+         abi_cflags=(), loader="/lib/ld-linux-armhf.so.3", glibc231=True,
          cross="arm-linux-gnueabihf-", qemu="qemu-system-arm",
          machine="virt", images=("zImage",),
          boot_image="arch/arm/boot/zImage",
@@ -104,7 +110,7 @@ ARCHES = {a.name: a for a in (
     # Entered at EL2, as on a host (virtualization=on).  segbench and
     # pda_bench have no arm64 port yet: arm64 runs the TLB tests instead.
     Arch("arm64", bits=64, cc="aarch64-linux-gnu-gcc-12", cflags=(),
-         abi_cflags=(), loader="/lib/ld-linux-aarch64.so.1",
+         abi_cflags=(), loader="/lib/ld-linux-aarch64.so.1", glibc231=False,
          cross="aarch64-linux-gnu-", qemu="qemu-system-aarch64",
          machine="virt,virtualization=on", images=("Image",),
          boot_image="arch/arm64/boot/Image",

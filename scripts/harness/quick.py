@@ -4,7 +4,9 @@
 For iterating on a guest test without a full `make check`: no configure,
 no kernel build, its own scratch directory, so several can run at once.
 A dynamically linked program gets what make check's preload runs pack:
-its loader and libraries, and libpda-getcpu.so (preload.quick_files()).
+its loader and libraries, and libpda-getcpu.so (preload.quick_files()),
+or, for a program built on the glibc 2.31 loader (preload.build_glibc231()),
+that glibc's loader and libraries and the library built against them.
 """
 
 import tempfile

@@ -21,6 +21,9 @@ from pathlib import Path
 from . import debs
 from .paths import CACHE
 
+# linux-libc-dev: the kernel headers <sys/syscall.h> includes.  libgcc-s1:
+# gcc links with --as-needed -lgcc_s, whose libgcc_s.so.1 is then this
+# release's, found in the root first, not the host's newer one.
 PACKAGES = ("libc6", "libc6-dev", "linux-libc-dev", "libgcc-s1")
 ARCHIVE = debs.Archive(CACHE / "apt-bullseye", CACHE / "debs-bullseye",
                        "bullseye")

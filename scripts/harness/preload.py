@@ -127,10 +127,11 @@ def build_program(arch, src, exe, tree, log, link=(), cflags=(),
     return exe
 
 
-def build_shared(arch, src, lib, log):
+def build_shared(arch, src, lib, log, sysroot=None):
     """A shared library of ours for a guest program (urcubench.py's
-    counting interposer)."""
-    run([arch.cc, *arch.cflags, "-O2", "-g", "-Wall", "-Wextra", "-Werror",
+    counting interposer); @sysroot: as build_library()'s."""
+    abi = sysroot_cflags(arch, sysroot) if sysroot else arch.cflags
+    run([arch.cc, *abi, "-O2", "-g", "-Wall", "-Wextra", "-Werror",
          "-shared", "-fPIC", f"-Wl,-soname,{Path(lib).name}", "-o", lib,
          src], log, what=f"{Path(lib).name} ({arch.name})")
     return lib
@@ -186,12 +187,18 @@ def build_glibc231(arch, tree, out, log):
     exe = build_program(arch, REPO / "tests/preload/preload_test.c",
                         out / TEST, tree, log,
                         link=glibc231.link_flags(arch), sysroot=root)
-    for path in (lib, exe):
+    require_glibc231(lib, exe)
+    return lib, exe
+
+
+def require_glibc231(*paths):
+    """Fails unless each of @paths, built against glibc 2.31, needs no
+    newer symbol version."""
+    for path in paths:
         newer = glibc231.too_new(symbol_versions(path))
         if newer:
             raise StepFailed(f"{path}: built against glibc 2.31, needs "
                              f"{', '.join(newer)}")
-    return lib, exe
 
 
 def symbol_versions(path):

@@ -4,8 +4,9 @@ costs an unmodified dynamically linked program, real (glibc's rseq on,
 and off) against libpda-getcpu.so preloaded, and the system call itself.
 
 Guest: tests/bench/getcpu_bench (dynamic, with the loader and libc from
-the distribution's packages, scripts/harness/preload.py) on make bench's
-PDA kernels, booted RUNS times under -icount as bench.py boots; the
+the distribution's packages, scripts/harness/preload.py; on i386 and arm
+also built against Debian 11's glibc 2.31, which has no rseq, and run on
+its loader, glibc231.py) on make bench's PDA kernels, booted RUNS times under -icount as bench.py boots; the
 instruction counts must agree.  Host: the same program natively, TSC
 ticks turned into core cycles with segbench's calibration.  Writes
 results/preload.json, a section of results/REPORT.md and the README's
@@ -16,7 +17,7 @@ import json
 import subprocess
 import time
 
-from . import benchlib, guest, hostcaps, preload
+from . import benchlib, glibc231, guest, hostcaps, preload
 from .arches import HOST, HOST_32
 from .benchlib import RUNS, table
 from .guestout import PREFIX, parse_bench_lines
@@ -28,6 +29,9 @@ from .targets import TARGETS
 ORDER = tuple(n for n, t in TARGETS.items() if t.preload_bench)
 PROGRAM = "getcpu_bench"
 COMPAT = "getcpu_bench_32"
+# The same program and library against glibc 2.31, where the arch record
+# says glibc231: its real.* cases are one call, glibc 2.31's (no rseq).
+GLIBC231 = "getcpu_bench_glibc231"
 BENCH_PREFIX = "getcpu-bench: "
 CASES = [
     ("real.rseq", "glibc's sched_getcpu(), rseq registered"),
@@ -65,20 +69,31 @@ def parse(lines):
 
 def programs_of(target):
     if target.user_arch_64:
-        return [(PROGRAM, target.user_arch_64), (COMPAT, target.user_arch)]
-    return [(PROGRAM, target.user_arch)]
+        progs = [(PROGRAM, target.user_arch_64), (COMPAT, target.user_arch)]
+    else:
+        progs = [(PROGRAM, target.user_arch)]
+    if target.user_arch.glibc231:
+        progs.append((GLIBC231, target.user_arch))
+    return progs
 
 
-def build(arch, out, tree, log):
+def build(arch, out, tree, log, sysroot=None):
     """(getcpu_bench, libgetcpu-floor.so) of @arch in @out.  The program
     looks for the library in its own directory ($ORIGIN: natively, where
     both are built; no path of this machine's in a guest's binary) and
-    then in the loader's, where runtime_files() packs it for a guest."""
+    then in the loader's, where runtime_files() packs it for a guest.
+    @sysroot: glibc 2.31's root; the program then starts on that glibc's
+    loader in a guest (glibc231.link_flags())."""
     floor = preload.build_shared(arch, REPO / "tests/bench/getcpu_floor.c",
-                                 out / FLOOR, log)
+                                 out / FLOOR, log, sysroot=sysroot)
+    link = [floor, "-Wl,-rpath,$ORIGIN"]
+    if sysroot:
+        link += glibc231.link_flags(arch)
     exe = preload.build_program(
         arch, REPO / "tests/bench/getcpu_bench.c", out / PROGRAM, tree, log,
-        link=[floor, "-Wl,-rpath,$ORIGIN"])
+        link=link, sysroot=sysroot)
+    if sysroot:
+        preload.require_glibc231(exe, floor)
     return exe, floor
 
 
@@ -89,16 +104,23 @@ def initramfs(target, tree):
         fs = benchlib.initramfs(arch0, tree,
                                 BUILD / f"bench-user-{arch0.name}", log)
         for name, arch in programs_of(target):
-            out = BUILD / f"preloadbench-{arch.name}"
+            old = name == GLIBC231
+            out = BUILD / ("preloadbench-" + ("glibc231-" if old else "") +
+                           arch.name)
             out.mkdir(parents=True, exist_ok=True)
-            lib = guest.stripped(preload.build_library(arch, out, log), arch,
-                                 log)
-            exe, _ = build(arch, out, tree, log)
+            root = glibc231.sysroot(arch, log) if old else None
+            lib = preload.build_library(arch, out, log, sysroot=root)
+            if old:
+                preload.require_glibc231(lib)
+            lib = guest.stripped(lib, arch, log)
+            exe, _ = build(arch, out, tree, log, sysroot=root)
             exe = guest.stripped(exe, arch, log)
-            fs.add_test(name, exe, [preload.guest_lib(arch)])
-            fs.add_file_at(preload.guest_lib(arch), lib)
-            for path, src in preload.runtime_files(arch, [exe, lib],
-                                                   lib_dirs=[out]):
+            at = glibc231.guest_lib(arch) if old else preload.guest_lib(arch)
+            fs.add_test(name, exe, [at])
+            fs.add_file_at(at, lib)
+            for path, src in preload.runtime_files(
+                    arch, [exe, lib], lib_dirs=[out],
+                    libc=glibc231.libc(arch, log) if old else None):
                 fs.add_file_at(path, src)
         return benchlib.write_initramfs(
             fs, tree, BUILD / f"preloadbench-{arch0.name}.cpio", log)
@@ -217,20 +239,41 @@ def times(x):
     return "n/a" if x is None else f"{x:.0f}×" if x >= 10 else f"{x:.1f}×"
 
 
+def rows_of(progs, target):
+    """[(program, its rows, the glibc 2.31 build's rows of the same
+    architecture or None)]: one table row each, the 2.31 build's figures
+    beside its architecture's."""
+    same = COMPAT if TARGETS[target].user_arch_64 else PROGRAM
+    return [(prog, rows, progs.get(GLIBC231) if prog == same else None)
+            for prog, rows in progs.items() if prog != GLIBC231]
+
+
+def old_glibc(rows, key):
+    """glibc 2.31's call, then preloaded on it: "plain → preloaded"."""
+    if rows is None:
+        return "—"
+    return (f"{figure(rows['real.rseq'], key)} → "
+            f"{figure(rows['preload.rseq'], key)}")
+
+
 def guest_table(state):
     out = []
     for target, progs in state["guests"].items():
-        for prog, rows in progs.items():
+        for prog, rows, old in rows_of(progs, target):
             out.append([label(target, prog)] +
                        [f"{figure(rows.get(c), 'min')} / "
                         f"{figure(rows.get(c), 'median')}" for c, _ in CASES] +
                        [rows["preload.norseq"]["method"],
                         times(ratio(rows)),
                         times(ratio(rows, "real.norseq")),
-                        times(ratio(rows, "real.rseq", "preload.rseq"))])
+                        times(ratio(rows, "real.rseq", "preload.rseq")),
+                        old_glibc(old, "min"), old_glibc(old, "median"),
+                        "—" if old is None else
+                        times(ratio(old, "real.rseq", "preload.rseq"))])
     head = ["target"] + [f"`{c}`" for c, _ in CASES] + \
         ["preloaded via", "syscall / preloaded",
-         "glibc, rseq off / preloaded", "glibc, rseq on / preloaded"]
+         "glibc, rseq off / preloaded", "glibc, rseq on / preloaded",
+         "glibc 2.31 → preloaded, min", "median", "glibc 2.31 / preloaded"]
     return table(head, out)
 
 
@@ -301,6 +344,12 @@ def section(state, repo=None):
         "repetitions after a warm-up, pinned to CPU 0, **min / median**; "
         "the loop calls by name, through the dynamic linker's tables, as a "
         "program does, so a figure includes the call. "
+        "On i386 and arm the program and the library are also built "
+        "against Debian 11's glibc 2.31 and run on its loader and "
+        "libraries (`getcpu_bench_glibc231` in `results/preload.json`); "
+        "that glibc registers no rseq, so its two `real` cases are one "
+        "call, shown as \"glibc 2.31 → preloaded\" (`real.rseq` → "
+        "`preload.rseq`) beside its architecture's row. "
         "Cases: " + "; ".join(f"`{c}`: {w}" for c, w in CASES) + ". "
         "\"Preloaded via\" is the library's own answer "
         "(`pda_getcpu_method()`) with rseq off.", "",
@@ -317,7 +366,9 @@ def section(state, repo=None):
         "MHz (segbench's calibration). The host kernel is not a PDA "
         "kernel: the library falls back to rseq's `cpu_id`, or with rseq "
         "off to the C library's call, so this shows its overhead there, "
-        "not the segment's cost (segbench's `cpu.pda` row has that).", "",
+        "not the segment's cost (segbench's `cpu.pda` row has that). "
+        "The glibc 2.31 builds run in the guests only: their interpreter "
+        "is the guest's path of that loader.", "",
         host_table(state), "",
         f"This part took {state['minutes']:.1f} min. Raw rows: "
         "`results/preload.json`.",
@@ -329,14 +380,15 @@ def readme_section(state):
              state["guests"].values() for r in progs.values()]
     rows = []
     for target, progs in state["guests"].items():
-        for prog, r in progs.items():
+        for prog, r, old in rows_of(progs, target):
             rows.append([label(target, prog), figure(r["syscall"], "median"),
                          figure(r["real.norseq"], "median"),
                          figure(r["real.rseq"], "median"),
                          figure(r["preload.norseq"], "median"),
                          figure(r.get("floor"), "median"),
                          r["preload.norseq"]["method"],
-                         times(ratio(r, "real.norseq"))])
+                         times(ratio(r, "real.norseq")),
+                         old_glibc(old, "median")])
     return "\n".join([
         README_BEGIN,
         "### `sched_getcpu()` with the preload library (`make bench`)", "",
@@ -345,10 +397,15 @@ def readme_section(state):
         "glibc 2.36, whose rseq-off path is what an older glibc does on "
         "i386 and ARM). The floor is a function of a shared library that "
         "returns 0, called the same way: what the call costs before the "
-        "function does anything.", "",
+        "function does anything. The last column is what a legacy "
+        "deployment gains: the same program and library built against "
+        "Debian 11's glibc 2.31, which has no rseq, on that glibc's loader "
+        "and libraries (i386 and arm builds; the other builds have none).",
+        "",
         table(["target", "`syscall(SYS_getcpu)`", "glibc, rseq off",
                "glibc, rseq on", "preloaded", "floor", "via",
-               "glibc rseq off / preloaded"], rows), "",
+               "glibc rseq off / preloaded", "glibc 2.31 → preloaded"],
+              rows), "",
         f"The goal set for the library, {GOAL}× fewer instructions than "
         "the system call, is not met: a safe preloaded function costs "
         f"{min(costs):.0f}-{max(costs):.0f} instructions (why, every case "

@@ -62,7 +62,7 @@ def qemu_target(name, tree, extra, args="", full=False):
     cpio = BUILD / name / "initramfs.cpio"
     cpio.parent.mkdir(parents=True, exist_ok=True)
     skipped = targetrun.initramfs(target, tree, cpio, None, extra,
-                                  full=full)
+                                  full=full, kernel_dir=bdir)
     outcome, rep, console, accel = targetrun.boot_qemu(
         target, bdir, cpio, QEMU_TIMEOUT, extra_args=args, not_run=skipped)
     if "CONFIG_X86_PDA_UP_NOSEG=y" in (bdir / ".config").read_text():

@@ -119,7 +119,7 @@ def boot_chosen(name, label, tree, args, keep, listed_skip=None,
     cpio = BUILD / label / "initramfs.cpio"
     cpio.parent.mkdir(parents=True, exist_ok=True)
     left += targetrun.initramfs(target, tree, cpio, chosen, label=label,
-                                full=True)
+                                full=True, kernel_dir=bdir)
     outcome, rep, console, accel = targetrun.boot_qemu(
         target, bdir, cpio, timeout, label=label, extra_args=args,
         not_run=left, test_timeout=test_timeout)

@@ -5,7 +5,7 @@ import contextlib
 import fcntl
 from pathlib import Path
 
-from . import boot, guest, guestout, kbuild, ktap, preload
+from . import boot, guest, guestout, kbuild, ktap, modules, preload
 from .paths import BUILD, LOGS
 from .progress import Phase, reset_log, say
 from .targets import TARGETS
@@ -55,6 +55,9 @@ def _kernel(target, src, bdir, logs, label, extra_fragments, unverified):
     log = reset_log(logs / "build.log")
     with Phase(label, "build " + " ".join(target.arch.images), log):
         kbuild.build(target, src, bdir, log)
+    log = reset_log(logs / "modules.log")
+    with Phase(label, "out-of-tree modules (if CONFIG_MODULES)", log):
+        modules.build(target, src, bdir, log)
 
 
 def user_space(arch, tree):
@@ -115,8 +118,10 @@ def extra_archs(target):
 
 
 def initramfs(target, tree, cpio, programs, extra_dir=None, label=None,
-              full=False):
-    """Returns the tests left out (ktap.not_run), as skip results."""
+              full=False, kernel_dir=None):
+    """Returns the tests left out (ktap.not_run), as skip results.
+    @kernel_dir: the kernel's build directory, whose out-of-tree modules
+    (modules.py) go in too."""
     init, progs = target_programs(target, tree)
     fs = guest.Initramfs(init)
     left_out = ktap.not_run(label or target.name, full)
@@ -130,6 +135,8 @@ def initramfs(target, tree, cpio, programs, extra_dir=None, label=None,
     for arch in extra_archs(target):
         for path, src in _guest_files.get(arch, ()):
             fs.add_file_at(path, src)
+    for path, ko in modules.packed(kernel_dir) if kernel_dir else ():
+        fs.add_file_at(path, ko)
     if extra_dir:
         for arch in extra_archs(target):
             for exe in guest.extra_tests(extra_dir, arch):

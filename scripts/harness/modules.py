@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Out-of-tree modules (tests/modules/NAME, each a Kbuild directory) for
+the kernels built with CONFIG_MODULES: built against the kernel's build
+directory as a distribution's module packages are (make M=, modpost
+included), with W=1, and packed into the guest at /lib/modules/NAME.ko
+for the guest tests that load them.  M= writes beside the sources, so
+each is built from a copy in the kernel's build directory.
+"""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from . import kbuild
+from .bisect import warnings
+from .paths import REPO
+from .progress import StepFailed, run
+
+SRC = REPO / "tests/modules"
+GUEST_DIR = "/lib/modules"
+# Symbols a module must call when the kernel has an option: the series'
+# functions that its inline helpers become.  Without the check a module
+# could link against the upstream inline alone and prove nothing.
+MUST_CALL = {
+    "tlb_flush_mod": ("CONFIG_ARM64_TLBI_LOCAL=y",
+                      ("tlbi_local_flush_page", "tlbi_local_count_broadcast")),
+}
+
+
+def out_dir(bdir):
+    return Path(bdir) / "pda-modules"
+
+
+def build(target, tree, bdir, log):
+    """Every module of SRC against the kernel in @bdir, if its config has
+    CONFIG_MODULES; returns the .ko files.  @target: anything with an
+    arch (kbuild.make_cmd)."""
+    # What an earlier configuration of this directory built goes first.
+    shutil.rmtree(out_dir(bdir), ignore_errors=True)
+    config = (Path(bdir) / ".config").read_text()
+    if "CONFIG_MODULES=y" not in config.splitlines():
+        return []
+    # The kernel's own modules step writes Module.symvers, what modpost
+    # checks an external module's symbols against.
+    run(kbuild.make_cmd(target, tree, bdir, "modules"), log,
+        env=kbuild.make_env(), what="make modules (Module.symvers)")
+    kos = []
+    for kb in sorted(SRC.glob("*/Kbuild")):
+        name = kb.parent.name
+        work = out_dir(bdir) / name
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(kb.parent, work)
+        run(kbuild.make_cmd(target, tree, bdir, f"M={work}", "W=1",
+                            "modules"), log, env=kbuild.make_env(),
+            what=f"module {name}")
+        own = sorted(f"{f}: {m}" for f, m in warnings(log)
+                     if f.startswith(f"{work}/"))
+        if own:
+            raise StepFailed(f"module {name}: W=1 warnings:\n    " +
+                             "\n    ".join(own) + f"\n  log: {log}")
+        ko = work / f"{name}.ko"
+        if not ko.exists():
+            raise StepFailed(f"module {name}: no {ko.name} built\n"
+                             f"  log: {log}")
+        option, calls = MUST_CALL.get(name, (None, ()))
+        if option in config.splitlines():
+            undefined = set(subprocess.run(
+                [f"{target.arch.cross}nm", "-u", ko],
+                stdout=subprocess.PIPE, text=True, check=True)
+                .stdout.split())
+            lacking = [c for c in calls if c not in undefined]
+            if lacking:
+                raise StepFailed(f"module {name}: with {option} it should "
+                                 f"call {', '.join(lacking)} (nm -u {ko})")
+        kos.append(ko)
+    return kos
+
+
+def packed(bdir):
+    """[(guest path, .ko)] of what build() made for the kernel in @bdir."""
+    return [(f"{GUEST_DIR}/{ko.name}", ko)
+            for ko in sorted(out_dir(bdir).glob("*/*.ko"))]

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * An out-of-tree module that flushes user TLB entries loads, and its
+ * flushes go through the series' code.  tests/modules/tlb_flush_mod's
+ * init calls the inline flush_tlb_page() and flush_tlb_range() "flushes"
+ * times each on this process's stack; with CONFIG_ARM64_TLBI_LOCAL those
+ * are calls to the exported tlbi_local_flush_page() and
+ * tlbi_local_count_broadcast() (the harness checks the module's
+ * undefined symbols when it builds it), each of which counts one
+ * tlbi_broadcast, tlbi_local or tlbi_skipped event.  So loading must
+ * succeed, the three counters must grow by at least 2 * flushes, none of
+ * them local or skipped when the kernel was booted without tlbi_local=on,
+ * and the module must unload again.  The harness packs it at
+ * /lib/modules/tlb_flush_mod.ko on every kernel with CONFIG_MODULES
+ * (arm64's).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include "lib/tlb_test.h"
+
+#define MODULE_PATH	"/lib/modules/tlb_flush_mod.ko"
+#define MODULE_NAME	"tlb_flush_mod"
+#define FLUSHES		1024
+
+/* Whether /proc/modules lists @name. */
+static int module_listed(const char *name)
+{
+	char line[256];
+	size_t len = strlen(name);
+	FILE *f = fopen("/proc/modules", "r");
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ' ')
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+TEST(module_flushes_through_the_series)
+{
+	struct tlb_vmstat before, after;
+	unsigned long long all, lo;
+	char args[32];
+	int fd;
+
+	fd = open(MODULE_PATH, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd) {
+		TH_LOG("%s: %s (the harness packs it for a kernel with CONFIG_MODULES)",
+		       MODULE_PATH, strerror(errno));
+	}
+	snprintf(args, sizeof(args), "flushes=%d", FLUSHES);
+	tlb_vmstat_read(&before);
+	ASSERT_EQ(0, syscall(SYS_finit_module, fd, args, 0)) {
+		TH_LOG("finit_module(%s): %s", MODULE_PATH, strerror(errno));
+	}
+	tlb_vmstat_read(&after);
+	close(fd);
+	EXPECT_EQ(1, module_listed(MODULE_NAME));
+	TLB_VMSTAT_PRINT("loading " MODULE_NAME, &before, &after);
+	if (before.present != TLB_VM_NR || after.present != TLB_VM_NR) {
+		TLB_EXPECT_COUNTERS("loading " MODULE_NAME);
+	} else {
+		lo = tlb_vm_delta(&before, &after, TLB_VM_LOCAL) +
+		     tlb_vm_delta(&before, &after, TLB_VM_SKIPPED);
+		all = lo + tlb_vm_delta(&before, &after, TLB_VM_BCAST);
+		EXPECT_LE(2ULL * FLUSHES, all) {
+			TH_LOG("the module's %d flush_tlb_page() and %d flush_tlb_range() calls were not all counted: they did not reach the series' code",
+			       FLUSHES, FLUSHES);
+		}
+		if (!tlb_local_on()) {
+			EXPECT_EQ(0ULL, lo) {
+				TH_LOG("booted without tlbi_local=on, yet flushes were local or skipped");
+			}
+		}
+	}
+	EXPECT_EQ(0, syscall(SYS_delete_module, MODULE_NAME, O_NONBLOCK)) {
+		TH_LOG("delete_module(%s): %s", MODULE_NAME, strerror(errno));
+	}
+	EXPECT_EQ(0, module_listed(MODULE_NAME));
+}
+
+TEST_HARNESS_MAIN

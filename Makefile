@@ -5,7 +5,8 @@
 
 PDA := scripts/pda
 
-.PHONY: run check check-full bench patches deps clean
+.PHONY: run check check-full bench debian-configs randconfigs patches deps \
+	clean
 
 run: deps
 	$(PDA) run
@@ -20,6 +21,13 @@ check-full: deps
 
 bench: deps
 	$(PDA) bench $(if $(ONLY),--only $(ONLY))
+
+debian-configs: deps
+	$(PDA) debian-configs $(if $(FLAVOURS),--flavour $(FLAVOURS)) \
+		$(if $(FULL),--full)
+
+randconfigs: deps
+	$(PDA) randconfigs $(if $(ARCHES),--arch $(ARCHES))
 
 patches: deps
 	$(PDA) patches $(if $(OUT),--out $(OUT)) $(if $(CHECK),--check)

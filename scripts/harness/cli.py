@@ -4,8 +4,8 @@
 import argparse
 import sys
 
-from . import bench, benchparts, bisect, check, checkfull, export, quick, \
-    run
+from . import bench, benchparts, bisect, check, checkfull, debconfig, \
+    export, quick, randconfig, run
 from .arches import ARCHES
 from .progress import StepFailed, say
 from .targets import CHECK_ORDER, TARGETS
@@ -56,6 +56,21 @@ def main(argv):
                    f"{' or '.join(parts)} alone: that part only)")
     b.add_argument("--report-only", action="store_true",
                    help="write results/ again from the last run's figures")
+    d = sub.add_parser("debian-configs", help="the series' objects with "
+                       "W=1 in Debian's own kernel configs; writes "
+                       f"{debconfig.RESULTS}")
+    d.add_argument("--flavour", nargs="+", choices=debconfig.FLAVOURS,
+                   metavar="FLAVOUR",
+                   help=f"{' '.join(debconfig.FLAVOURS)} (default: all)")
+    d.add_argument("--full", action="store_true",
+                   help="also vmlinux and every module of " + ", ".join(
+                       n for n, f in debconfig.FLAVOURS.items() if f.full))
+    r = sub.add_parser("randconfigs", help="the series' objects with W=1 "
+                       "and vmlinux in random configs of fixed seeds; "
+                       f"writes {randconfig.RESULTS}")
+    r.add_argument("--arch", nargs="+", choices=randconfig.SEEDS,
+                   metavar="ARCH",
+                   help=f"{' '.join(randconfig.SEEDS)} (default: all)")
     sub.add_parser("tree", help="only make the patched tree")
     q = sub.add_parser("quick", help="boot a built kernel with just PROGs")
     q.add_argument("target", choices=qemu, metavar="target",
@@ -89,6 +104,10 @@ def main(argv):
         if args.cmd == "quick":
             return quick.main(args.target, args.progs, args.timeout,
                               args.append)
+        if args.cmd == "debian-configs":
+            return debconfig.main(args.flavour, args.full)
+        if args.cmd == "randconfigs":
+            return randconfig.main(args.arch)
         if args.cmd == "tree":
             check.patched_tree()
             return 0

@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make debian-configs: the series in the kernel configs Debian ships.
+
+Every other kernel the harness builds is tinyconfig plus fragments.
+Users run their distribution's: modules, Xen, KVM, hundreds of drivers.
+For each flavour below, Debian's own config (linux-config-6.12, and for
+i386, which Debian 12 builds no 6.12 for, linux-config-6.1's carried to
+6.12 by olddefconfig) gets the series' options turned on, then
+olddefconfig, and every option asked for must have kept its value.
+Then every object the series adds or changes that the config builds is
+compiled with W=1: a warning fails unless the pristine tree prints it
+too, for the same object and config (seriesobjs.py).  With --full, the
+flavours marked full also build vmlinux and every module, modpost
+included, and our out-of-tree modules against them (modules.py).
+
+Not Debian's exactly: debug info is off (no BTF, so no pahole; it
+changes no code, only the build's size and time), and KUNIT is a module
+so that the series' KUnit suite builds as one.
+"""
+
+import json
+import lzma
+import time
+from dataclasses import dataclass
+
+from . import debs, kbuild, modules, seriesobjs
+from .arches import ARCHES
+from .check import patched_tree
+from .fullstate import commit
+from .paths import BUILD, CACHE, LOGS, REPO
+from .progress import Phase, StepFailed, reset_log, run, say
+
+ARCHIVE = debs.Archive(CACHE / "apt", CACHE / "debs-kconfig")
+STATE = CACHE / "debian-configs"
+RESULTS = "results/DEBIAN-CONFIGS.md"
+
+
+@dataclass(frozen=True)
+class Flavour:
+    name: str           # Debian's: config.<arch>_none_<name>
+    arch: object        # arches.Arch: make's ARCH= and compilers
+    # The Debian kernel series whose config package has it.
+    debian: str = "6.12"
+    # vmlinux and every module too, with --full (a full build: long).
+    full: bool = False
+
+    @property
+    def package(self):
+        return f"linux-config-{self.debian}"
+
+    def config_file(self, root):
+        return (root / "usr/src" / self.package /
+                f"config.{self.arch.deb_arch}_none_{self.name}.xz")
+
+
+FLAVOURS = {f.name: f for f in (
+    Flavour("amd64", ARCHES["x86_64"]),
+    Flavour("cloud-amd64", ARCHES["x86_64"], full=True),
+    Flavour("686", ARCHES["i386"], debian="6.1"),
+    Flavour("686-pae", ARCHES["i386"], debian="6.1"),
+    Flavour("armmp", ARCHES["arm"]),
+    Flavour("armmp-lpae", ARCHES["arm"]),
+    Flavour("arm64", ARCHES["arm64"]),
+    Flavour("arm64-16k", ARCHES["arm64"]),
+    Flavour("cloud-arm64", ARCHES["arm64"], full=True),
+)}
+
+# The series' options, per architecture.
+SERIES_OPTIONS = {
+    "i386": {"X86_PDA_USER_SEG": "y", "GETCPU_CACHE": "y", "KUNIT": "m",
+             "X86_PDA_USER_SEG_KUNIT_TEST": "m"},
+    "x86_64": {"X86_PDA_USER_SEG": "y", "GETCPU_CACHE": "y", "KUNIT": "m",
+               "X86_PDA_USER_SEG_KUNIT_TEST": "m"},
+    "arm": {"GETCPU_CACHE": "y"},
+    "arm64": {"GETCPU_CACHE": "y", "ARM64_TLBI_LOCAL": "y"},
+}
+# What the build changes besides: no debug info (see above).
+BUILD_OPTIONS = {"DEBUG_INFO_NONE": "y",
+                 "DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT": "n"}
+
+def configure(flavour, tree, bdir, log, options):
+    """Debian's config in @bdir, @options set, olddefconfig; every
+    option must keep its value."""
+    root = debs.unpacked(flavour.arch, [flavour.package], log, ARCHIVE)
+    src = flavour.config_file(root)
+    if not src.exists():
+        raise StepFailed(f"{flavour.name}: {src} is not in "
+                         f"{flavour.package} {debs.versions(flavour.arch, ARCHIVE)}")
+    bdir.mkdir(parents=True, exist_ok=True)
+    (bdir / ".config").write_bytes(lzma.decompress(src.read_bytes()))
+    args = []
+    for opt, val in options.items():
+        args += {"y": ["--enable", opt], "m": ["--module", opt],
+                 "n": ["--disable", opt]}[val]
+    run([tree / "scripts/config", "--file", bdir / ".config", *args], log,
+        what="scripts/config")
+    run(kbuild.make_cmd(flavour, tree, bdir, "olddefconfig"), log,
+        env=kbuild.make_env(), what="make olddefconfig")
+    lost = kbuild.missing_options(
+        {f"CONFIG_{k}": v for k, v in options.items()}, bdir / ".config")
+    if lost:
+        raise StepFailed(f"[{flavour.name}] options did not survive "
+                         "olddefconfig:\n    " + "\n    ".join(lost) +
+                         f"\n  log: {log}")
+    return seriesobjs.config_values(bdir / ".config")
+
+
+def build_flavour(flavour, tree, full):
+    """Build one flavour; returns its state (figures, for report())."""
+    log = reset_log(LOGS / "debian-configs" / f"{flavour.name}.log")
+    bdir = BUILD / f"debian-{flavour.name}"
+    state = {"flavour": flavour.name, "arch": flavour.arch.name,
+             "package": flavour.package, "minutes": {}}
+    start = time.monotonic()
+    with Phase(flavour.name, "Debian's config + the series' options", log):
+        options = {**SERIES_OPTIONS[flavour.arch.name], **BUILD_OPTIONS}
+        values = configure(flavour, tree, bdir, log, options)
+    state["version"] = debs.versions(flavour.arch, ARCHIVE)[flavour.package]
+    state["options"] = options
+    state["minutes"]["config"] = (time.monotonic() - start) / 60
+    objects, left = seriesobjs.built_here(flavour.arch, values)
+    state["objects"], state["left"] = objects, left
+    start = time.monotonic()
+    with Phase(flavour.name, f"W=1: {len(objects)} objects of the series",
+               log):
+        bad = seriesobjs.new_warnings(flavour, tree, bdir, objects, log,
+                                      f"debian-{flavour.name}")
+    state["minutes"]["objects"] = (time.monotonic() - start) / 60
+    if bad:
+        raise StepFailed(f"[{flavour.name}] W=1 warnings the pristine tree "
+                         "does not print:\n    " +
+                         "\n    ".join(f"{f}: {m}" for f, m in bad) +
+                         f"\n  log: {log}")
+    if full and flavour.full:
+        start = time.monotonic()
+        with Phase(flavour.name, "vmlinux and modules", log):
+            run(kbuild.make_cmd(flavour, tree, bdir, "vmlinux", "modules"),
+                log, env=kbuild.make_env(),
+                what=f"[{flavour.name}] vmlinux modules")
+        state["minutes"]["full"] = (time.monotonic() - start) / 60
+        state["modules"] = sum(1 for _ in (bdir / "modules.order").open())
+        with Phase(flavour.name, "out-of-tree modules (tests/modules)", log):
+            state["ours"] = [ko.name for ko in
+                             modules.build(flavour, tree, bdir, log)]
+    return state
+
+
+def report(states):
+    """results/DEBIAN-CONFIGS.md from @states (flavour order)."""
+    rows = []
+    for st in states:
+        m = st["minutes"]
+        rows.append(
+            f"| {st['flavour']} | {st['arch']} | {st['package']} "
+            f"{st['version']} | "
+            + ", ".join(f"`{k}={v}`" for k, v in st["options"].items()
+                        if k in SERIES_OPTIONS[st["arch"]]) +
+            f" | {len(st['objects'])} | "
+            + ("; ".join(f"`{s}` ({why})" for s, why in st["left"].items())
+               or "none") +
+            " | " + (f"built, {st['modules']} modules, {m['full']:.1f} min"
+                     if "full" in m else "not built") +
+            f" | {m['config']:.1f} + {m['objects']:.1f} | {st['commit']} |")
+    return "\n".join([
+        "# The series in Debian's kernel configs (`make debian-configs`)",
+        "",
+        "Written by `make debian-configs` (`scripts/harness/debconfig.py`); "
+        "do not edit by hand. Each flavour is Debian's own config (Debian "
+        "12's `linux-config-6.12`; for i386, which Debian 12 builds no 6.12 "
+        "for, `linux-config-6.1`'s carried to 6.12 by `olddefconfig`) with "
+        "the series' options turned on, debug info off (no BTF, so no "
+        "pahole; no code changes) and `KUNIT=m`, then `olddefconfig`: "
+        "every option asked for kept its value. Every object the series "
+        "adds or changes that the config builds was compiled with `W=1` "
+        "and printed no warning the pristine tree does not print for the "
+        "same object and config. `FULL=1` also builds `vmlinux` and every "
+        "module (modpost included) of the flavours that say so.",
+        "",
+        "| flavour | ARCH | config | the series' options | objects, W=1 "
+        "| not in this config | vmlinux + modules | minutes (config + "
+        "objects) | commit |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *rows, ""])
+
+
+def load_states(names):
+    out = []
+    for name in names:
+        path = STATE / f"{name}.json"
+        if path.exists():
+            out.append(json.loads(path.read_text()))
+    return out
+
+
+def main(names=None, full=False):
+    _, tree = patched_tree()
+    names = names or list(FLAVOURS)
+    passed, failed = [], []
+    for name in names:
+        try:
+            state = build_flavour(FLAVOURS[name], tree, full)
+        except StepFailed as e:
+            say(f"[{name}] FAILED\n{e}")
+            failed.append(name)
+            continue
+        state["commit"] = commit()
+        STATE.mkdir(parents=True, exist_ok=True)
+        (STATE / f"{name}.json").write_text(json.dumps(state, indent=1))
+        passed.append(name)
+    (REPO / RESULTS).write_text(report(load_states(FLAVOURS)))
+    say(f"debian-configs: wrote {RESULTS}")
+    say(f"{len(passed)} passed, {len(failed)} failed")
+    return 1 if failed else 0

@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make randconfigs: the series in random configs, from fixed seeds.
+
+For each architecture, the .config of its make check target (tinyconfig
+and fragments, BASE), less the options in VARY, is the KCONFIG_ALLCONFIG
+of `make randconfig`: every option it lists keeps that value, and the ones VARY names (the series' own and
+those they depend on or interact with), with whatever they make visible,
+are what KCONFIG_SEED chooses.  So each seed is a small kernel whose
+series-relevant choices are random.  Each builds the series' objects
+with W=1 (no warning the pristine tree does not print,
+seriesobjs.py) and links vmlinux.  A seed that found a failure stays in
+SEEDS once the patch that caused it is fixed.
+
+x86-32 against x86-64 is a choice of ARCH, not of the seed: i386 seeds
+build with ARCH=i386 (64BIT off), x86_64 ones with ARCH=x86_64.  Linux
+6.12 has no Kconfig option for FSGSBASE (the nofsgsbase boot parameter
+is the x86_64-nofsgsbase target's); ARM64_CNP is the option that
+interacts with ARM64_TLBI_LOCAL.
+"""
+
+import json
+import time
+
+from . import kbuild, seriesobjs
+from .arches import ARCHES
+from .check import patched_tree
+from .fullstate import commit
+from .paths import BUILD, CACHE, LOGS, REPO
+from .progress import Phase, StepFailed, reset_log, run, say
+from .targets import TARGETS
+
+STATE = CACHE / "randconfigs"
+RESULTS = "results/RANDCONFIGS.md"
+
+_PREEMPT = ("PREEMPT_NONE", "PREEMPT_VOLUNTARY", "PREEMPT", "PREEMPT_RT",
+            "PREEMPT_DYNAMIC")
+_COMMON = ("SMP", "HOTPLUG_CPU", "GETCPU_CACHE", "RSEQ", "EXPERT",
+           "MODULES", "KUNIT", "VM_EVENT_COUNTERS") + _PREEMPT
+_X86 = ("HYPERVISOR_GUEST", "PARAVIRT", "XEN", "VIRTUALIZATION", "KVM",
+        "KVM_INTEL", "MODIFY_LDT_SYSCALL", "X86_16BIT", "X86_PDA_USER_SEG",
+        "X86_PDA_USER_SEG_KUNIT_TEST")
+VARY = {
+    "i386": _COMMON + _X86 + ("NOHIGHMEM", "HIGHMEM4G", "HIGHMEM64G",
+                              "X86_PAE", "X86_PDA_UP_NOSEG"),
+    "x86_64": _COMMON + _X86 + ("IA32_EMULATION", "X86_X32_ABI",
+                                "X86_USER_SHADOW_STACK"),
+    "arm": _COMMON + ("HIGHMEM", "ARM_LPAE", "XEN"),
+    "arm64": _COMMON + ("ARM64_TLBI_LOCAL", "ARM64_CNP",
+                        "ARM64_SW_TTBR0_PAN", "XEN", "VIRTUALIZATION",
+                        "KVM", "ARM64_4K_PAGES", "ARM64_16K_PAGES",
+                        "ARM64_64K_PAGES"),
+}
+# The make check target whose config the seeds start from.
+BASE = {"i386": "i386-smp", "x86_64": "x86_64", "arm": "arm",
+        "arm64": "arm64"}
+# Chosen from the first few dozen seeds per architecture for the mix
+# each comment names (results/RANDCONFIGS.md lists, per seed, what its
+# config turned on).
+SEEDS = {
+    # UP with the UP entry path, PAE; SMP with the segment, its KUnit
+    # suite and KVM_INTEL; UP with both and PARAVIRT.
+    "i386": (0x1001, 0x1002, 0x100c),
+    # Xen, KVM_INTEL, the segment, IA32_EMULATION; SMP, Xen, the segment,
+    # shadow stacks; PREEMPT_RT with getcpu_cache only.
+    "x86_64": (0x2011, 0x201c, 0x2019),
+    # UP, LPAE, Xen, modules; SMP, HIGHMEM, Xen.
+    "arm": (0x3005, 0x300b),
+    # TLBI_LOCAL with CnP, 16K pages, KVM, Xen; TLBI_LOCAL with CnP and
+    # PREEMPT_RT; TLBI_LOCAL without CnP, 64K pages.
+    "arm64": (0x400d, 0x4018, 0x4027),
+}
+
+
+class _Builder:
+    """What kbuild.make_cmd() needs: an arch."""
+
+    def __init__(self, arch):
+        self.arch = arch
+
+
+def allconfig(arch, tree, log):
+    """The .config of @arch's make check target (tinyconfig and its
+    fragments) less VARY's lines: the file KCONFIG_ALLCONFIG names."""
+    base = BUILD / f"randconfig-{arch.name}-base"
+    kbuild.configure(TARGETS[BASE[arch.name]], tree, base, log)
+    out = base / "allconfig"
+    out.write_text("\n".join(without(
+        (base / ".config").read_text().splitlines(), VARY[arch.name])) + "\n")
+    return out
+
+
+def without(lines, names):
+    """The .config @lines but those setting an option of @names (CONFIG_
+    dropped), "# CONFIG_X is not set" included."""
+    drop = {f"CONFIG_{n}" for n in names}
+    keep = []
+    for line in lines:
+        words = line.replace("=", " ").split()
+        name = words[1] if line.startswith("# CONFIG_") else \
+            words[0] if words else ""
+        if name not in drop:
+            keep.append(line)
+    return keep
+
+
+def build_seed(arch, seed, tree, allconfig_file):
+    name = f"{arch.name}-{seed:#x}"
+    log = reset_log(LOGS / "randconfigs" / f"{name}.log")
+    bdir = BUILD / f"randconfig-{name}"
+    who = _Builder(arch)
+    state = {"arch": arch.name, "seed": seed, "minutes": {}}
+    start = time.monotonic()
+    with Phase(name, "make randconfig", log):
+        bdir.mkdir(parents=True, exist_ok=True)
+        run(kbuild.make_cmd(who, tree, bdir, f"KCONFIG_SEED={seed:#x}",
+                            f"KCONFIG_ALLCONFIG={allconfig_file}",
+                            "randconfig"), log, env=kbuild.make_env(),
+            what=f"make randconfig (seed {seed:#x})")
+    values = seriesobjs.config_values(bdir / ".config")
+    state["config"] = {o: values.get(o, "n") for o in VARY[arch.name]}
+    objects, left = seriesobjs.built_here(arch, values)
+    state["objects"], state["left"] = objects, left
+    with Phase(name, f"W=1: {len(objects)} objects of the series", log):
+        bad = seriesobjs.new_warnings(who, tree, bdir, objects, log,
+                                      f"randconfig-{name}")
+    if bad:
+        raise StepFailed(f"[{name}] W=1 warnings the pristine tree does "
+                         "not print:\n    " +
+                         "\n    ".join(f"{f}: {m}" for f, m in bad) +
+                         f"\n  log: {log}")
+    with Phase(name, "vmlinux", log):
+        run(kbuild.make_cmd(who, tree, bdir, "vmlinux"), log,
+            env=kbuild.make_env(), what=f"[{name}] vmlinux")
+    state["minutes"]["all"] = (time.monotonic() - start) / 60
+    return name, state
+
+
+def report(states):
+    shown = ("SMP", "PREEMPT", "PREEMPT_RT", "HIGHMEM64G", "X86_PAE",
+             "HIGHMEM", "ARM_LPAE", "IA32_EMULATION", "XEN", "KVM",
+             "X86_PDA_USER_SEG", "X86_PDA_UP_NOSEG", "ARM64_TLBI_LOCAL",
+             "ARM64_CNP", "GETCPU_CACHE", "RSEQ", "MODULES")
+    rows = []
+    for name, st in states:
+        on = [o for o in shown if st["config"].get(o, "n") in ("y", "m")]
+        rows.append(f"| {st['arch']} | `{st['seed']:#x}` | "
+                    f"{', '.join(on) or '(none)'} | {len(st['objects'])} | "
+                    f"{st['minutes']['all']:.1f} | {st['commit']} |")
+    return "\n".join([
+        "# The series in random configs (`make randconfigs`)", "",
+        "Written by `make randconfigs` (`scripts/harness/randconfig.py`); "
+        "do not edit by hand. Each row is `make randconfig` with a fixed "
+        "`KCONFIG_SEED` and, as `KCONFIG_ALLCONFIG`, the config of the "
+        "architecture's `make check` target (tinyconfig and fragments) "
+        "less the options that vary (the series' own, SMP, the preemption "
+        "models, HIGHMEM and PAE, Xen, KVM, IA32_EMULATION, ARM64_CNP, RSEQ, "
+        "modules and the like: `VARY` in the script). Each built the "
+        "series' objects that its config builds with `W=1`, with no "
+        "warning the pristine tree does not print, and linked `vmlinux`.",
+        "",
+        "| ARCH | seed | of those shown, on | objects, W=1 | minutes | "
+        "commit |",
+        "|---|---|---|---|---|---|",
+        *rows, ""])
+
+
+def main(arches=None):
+    _, tree = patched_tree()
+    passed, failed = [], []
+    for arch_name in arches or list(SEEDS):
+        arch = ARCHES[arch_name]
+        log = reset_log(LOGS / "randconfigs" / f"{arch_name}-base.log")
+        with Phase(arch_name, f"{BASE[arch_name]}'s config less the "
+                   "varying options", log):
+            allconfig_file = allconfig(arch, tree, log)
+        for seed in SEEDS[arch_name]:
+            try:
+                name, state = build_seed(arch, seed, tree, allconfig_file)
+            except StepFailed as e:
+                say(f"[{arch_name} {seed:#x}] FAILED\n{e}")
+                failed.append(f"{arch_name}-{seed:#x}")
+                continue
+            state["commit"] = commit()
+            STATE.mkdir(parents=True, exist_ok=True)
+            (STATE / f"{name}.json").write_text(json.dumps(state, indent=1))
+            passed.append(name)
+    states = []
+    for arch_name, seeds in SEEDS.items():
+        for seed in seeds:
+            path = STATE / f"{arch_name}-{seed:#x}.json"
+            if path.exists():
+                states.append((path.stem, json.loads(path.read_text())))
+    (REPO / RESULTS).write_text(report(states))
+    say(f"randconfigs: wrote {RESULTS}")
+    say(f"{len(passed)} passed, {len(failed)} failed")
+    return 1 if failed else 0

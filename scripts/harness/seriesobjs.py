@@ -69,6 +69,10 @@ def built_here(arch, values):
 
 
 def _compile(who, tree, bdir, objects, log):
+    # Up-to-date objects would not be compiled, and print no warning: a
+    # rerun would pass unseen.  (ccache replays a hit's warnings.)
+    for obj in objects:
+        (bdir / obj).unlink(missing_ok=True)
     run(kbuild.make_cmd(who, tree, bdir, "W=1", *objects), log,
         env=kbuild.make_env(), what=f"W=1 objects ({len(objects)})")
     return warnings(log)

@@ -7,12 +7,13 @@ A dynamically linked program gets what make check's preload runs pack:
 its loader and libraries, and libpda-getcpu.so (preload.quick_files()),
 or, for a program built on the glibc 2.31 loader (preload.build_glibc231()),
 that glibc's loader and libraries and the library built against them.
+The kernel's out-of-tree modules (modules.py) go in too.
 """
 
 import tempfile
 from pathlib import Path
 
-from . import boot, guest, ktap, preload
+from . import boot, guest, ktap, modules, preload
 from .paths import BUILD, CACHE
 from .progress import StepFailed, say
 from .targets import TARGETS
@@ -36,6 +37,7 @@ def main(target_name, programs, timeout=600, args=""):
         fs.add_test(Path(exe).name, Path(exe).resolve(),
                     argv.split() if argv else ())
         files.update(preload.quick_files(exe, work, work / "build.log"))
+    files.update(modules.packed(bdir))
     for path, src in sorted(files.items()):
         fs.add_file_at(path, src)
     cpio = work / "initramfs.cpio"

@@ -8,17 +8,22 @@
  * they resolve.  Its init flushes a page and the whole of the loading
  * process's stack VMA "flushes" times each (parameter), so that the
  * tlbi_* counters of /proc/vmstat grow by at least twice that; the guest
- * test tlb_module_flush loads it and checks.
+ * test tlb_module loads it and checks.  Only the page flushes can be
+ * local: a range flush is not leaf-only and always broadcasts.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/init.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <asm/tlbflush.h>
 
+#define MAX_FLUSHES	65536
+
 static unsigned int flushes = 1024;
 module_param(flushes, uint, 0444);
-MODULE_PARM_DESC(flushes, "how many flush_tlb_page() and flush_tlb_range() calls init makes, each");
+MODULE_PARM_DESC(flushes, "flush_tlb_page() and flush_tlb_range() calls init makes, each (at most 65536)");
 
 static int __init tlb_flush_mod_init(void)
 {
@@ -26,20 +31,21 @@ static int __init tlb_flush_mod_init(void)
 	struct vm_area_struct *vma;
 	unsigned int i;
 
-	if (!mm)
+	if (!mm || flushes > MAX_FLUSHES)
 		return -EINVAL;
 	mmap_read_lock(mm);
-	vma = find_vma(mm, mm->start_stack);
-	if (!vma || vma->vm_start > mm->start_stack) {
+	vma = vma_lookup(mm, mm->start_stack);
+	if (!vma) {
 		mmap_read_unlock(mm);
 		return -ENOENT;
 	}
 	for (i = 0; i < flushes; i++) {
 		flush_tlb_page(vma, vma->vm_start);
 		flush_tlb_range(vma, vma->vm_start, vma->vm_end);
+		cond_resched();
 	}
 	mmap_read_unlock(mm);
-	pr_info("tlb_flush_mod: %u flush_tlb_page() and %u flush_tlb_range() of pid %d's stack\n",
+	pr_info("%u flush_tlb_page() and %u flush_tlb_range() of pid %d's stack\n",
 		flushes, flushes, task_pid_nr(current));
 	return 0;
 }

@@ -78,6 +78,7 @@ SERIES_OPTIONS = {
 BUILD_OPTIONS = {"DEBUG_INFO_NONE": "y",
                  "DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT": "n"}
 
+
 def configure(flavour, tree, bdir, log, options):
     """Debian's config in @bdir, @options set, olddefconfig; every
     option must keep its value."""
@@ -202,6 +203,8 @@ def main(names=None, full=False):
         except StepFailed as e:
             say(f"[{name}] FAILED\n{e}")
             failed.append(name)
+            # Its last passing run must not stand in the report.
+            (STATE / f"{name}.json").unlink(missing_ok=True)
             continue
         state["commit"] = commit()
         STATE.mkdir(parents=True, exist_ok=True)

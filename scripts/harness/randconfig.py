@@ -55,19 +55,20 @@ BASE = {"i386": "i386-smp", "x86_64": "x86_64", "arm": "arm",
         "arm64": "arm64"}
 # Chosen from the first few dozen seeds per architecture for the mix
 # each comment names (results/RANDCONFIGS.md lists, per seed, what its
-# config turned on).
+# config turned on); two each, as a seed's first build takes 5-10 min on
+# 2 cores.  None has failed yet.
 SEEDS = {
-    # UP with the UP entry path, PAE; SMP with the segment, its KUnit
-    # suite and KVM_INTEL; UP with both and PARAVIRT.
-    "i386": (0x1001, 0x1002, 0x100c),
-    # Xen, KVM_INTEL, the segment, IA32_EMULATION; SMP, Xen, the segment,
-    # shadow stacks; PREEMPT_RT with getcpu_cache only.
-    "x86_64": (0x2011, 0x201c, 0x2019),
+    # UP with the UP entry path and PAE (HIGHMEM64G); SMP with the
+    # segment, its KUnit suite and KVM_INTEL.
+    "i386": (0x1001, 0x1002),
+    # Xen, KVM_INTEL, the segment, IA32_EMULATION; PREEMPT_RT with
+    # getcpu_cache only.
+    "x86_64": (0x2011, 0x2019),
     # UP, LPAE, Xen, modules; SMP, HIGHMEM, Xen.
     "arm": (0x3005, 0x300b),
-    # TLBI_LOCAL with CnP, 16K pages, KVM, Xen; TLBI_LOCAL with CnP and
-    # PREEMPT_RT; TLBI_LOCAL without CnP, 64K pages.
-    "arm64": (0x400d, 0x4018, 0x4027),
+    # TLBI_LOCAL with CnP, 16K pages, KVM, Xen; TLBI_LOCAL without CnP,
+    # 64K pages.
+    "arm64": (0x400d, 0x4027),
 }
 
 
@@ -179,6 +180,9 @@ def main(arches=None):
             except StepFailed as e:
                 say(f"[{arch_name} {seed:#x}] FAILED\n{e}")
                 failed.append(f"{arch_name}-{seed:#x}")
+                # Its last passing run must not stand in the report.
+                (STATE / f"{arch_name}-{seed:#x}.json").unlink(
+                    missing_ok=True)
                 continue
             state["commit"] = commit()
             STATE.mkdir(parents=True, exist_ok=True)

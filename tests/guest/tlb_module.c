@@ -26,7 +26,7 @@
 
 #include "kselftest_harness.h"
 
-#include "lib/tlb_test.h"
+#include "lib/tlb_vmstat.h"
 
 #define MODULE_PATH	"/lib/modules/tlb_flush_mod.ko"
 #define MODULE_NAME	"tlb_flush_mod"

@@ -29,10 +29,9 @@
  *   SIGBUS caught with sigsetjmp/siglongjmp, fault address recorded;
  * - tlb_run(), tlb_wait_counts(): jobs on the workers, and the waits of
  *   the concurrent phases;
- * - tlb_vmstat_read(), TLB_VMSTAT_PRINT(), struct tlb_paths and
- *   TLB_PATHS_EXPECT(): the tlbi_broadcast/local/skipped/catchup
- *   counters, and the checks that the test's own flushes took the path
- *   the mode and tlbi_local call for;
+ * - struct tlb_paths and TLB_PATHS_EXPECT(), on lib/tlb_vmstat.h's
+ *   counters: the checks that the test's own flushes took the path the
+ *   mode and tlbi_local call for;
  * - a shared-memory file for the remap tests (memfd, /dev/shm, /tmp) and
  *   the MADV_DONTNEED probe.
  *
@@ -72,6 +71,7 @@
 #include "klog.h"
 #include "pda_test.h"
 #include "stat.h"
+#include "tlb_vmstat.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
@@ -799,127 +799,6 @@ static inline int tlb_env_fini(struct tlb_env *e, char *why, size_t len)
 	return ret;
 }
 
-/* ----------------------------------------------------------- vmstat */
-
-enum {
-	TLB_VM_BCAST,
-	TLB_VM_LOCAL,
-	TLB_VM_SKIPPED,
-	TLB_VM_CATCHUP,
-	TLB_VM_NR
-};
-
-static const char *const tlb_vm_name[TLB_VM_NR] = {
-	"tlbi_broadcast", "tlbi_local", "tlbi_skipped", "tlbi_catchup",
-};
-
-#ifndef TLB_VMSTAT_PATH
-#define TLB_VMSTAT_PATH		"/proc/vmstat"
-#endif
-
-struct tlb_vmstat {
-	int present;			/* how many of the four lines exist */
-	unsigned long long v[TLB_VM_NR];
-};
-
-/* Reads the tlbi_* lines of /proc/vmstat (absent: present == 0). */
-static inline void tlb_vmstat_read(struct tlb_vmstat *s)
-{
-	static char buf[64 * 1024];
-	size_t have = 0;
-	ssize_t n;
-	char *line, *save;
-	int fd, k;
-
-	memset(s, 0, sizeof(*s));
-	/*
-	 * After a fork() the buffer is copy-on-write: break that before the
-	 * counters are read, or the read's own fault would be counted as a
-	 * flush of the test's (tlb_flush_begin() and _end()).
-	 */
-	memset(buf, 0, sizeof(buf));
-	fd = open(TLB_VMSTAT_PATH, O_RDONLY);
-	if (fd < 0)
-		return;
-	while (have < sizeof(buf) - 1 &&
-	       (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0)
-		have += n;
-	close(fd);
-	buf[have] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		for (k = 0; k < TLB_VM_NR; k++) {
-			size_t l = strlen(tlb_vm_name[k]);
-
-			if (!strncmp(line, tlb_vm_name[k], l) &&
-			    line[l] == ' ') {
-				s->v[k] = strtoull(line + l + 1, NULL, 10);
-				s->present++;
-			}
-		}
-	}
-}
-
-/*
- * tlbi_local=on on the command line (kstrtobool()'s spellings, as the
- * kernel reads it).  Without it the option is off and every flush
- * broadcasts.
- */
-static inline int tlb_local_on(void)
-{
-	char val[32];
-
-	if (cmdline_get("tlbi_local", val, sizeof(val)))
-		return 0;
-	return strchr("yYtT1", val[0]) ||
-	       ((val[0] == 'o' || val[0] == 'O') &&
-		(val[1] == 'n' || val[1] == 'N'));
-}
-
-/*
- * The kernel's own word on the local path: its last "tlbi_local: ..."
- * boot message (e.g. "tlbi_local: off (CnP shares ...)") into @buf,
- * or "no tlbi_local: message in /dev/kmsg".
- */
-static inline const char *tlb_kernel_says(char *buf, size_t len)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	const char *text, *hit;
-	char rec[1024];
-
-	snprintf(buf, len, "no \"tlbi_local:\" message in /dev/kmsg");
-	if (fd < 0)
-		return buf;
-	while ((text = klog_next(fd, rec, sizeof(rec))))
-		if ((hit = strstr(text, "tlbi_local: ")))
-			snprintf(buf, len, "%s", hit);
-	close(fd);
-	return buf;
-}
-
-static inline unsigned long long tlb_vm_delta(const struct tlb_vmstat *a,
-					      const struct tlb_vmstat *b,
-					      int k)
-{
-	return b->v[k] - a->v[k];
-}
-
-/* Prints the counters' growth from @a to @b during @what. */
-#define TLB_VMSTAT_PRINT(what, a, b)					\
-	do {								\
-		if ((a)->present != TLB_VM_NR ||			\
-		    (b)->present != TLB_VM_NR) {			\
-			TH_LOG("%s: no tlbi_* counters in /proc/vmstat (kernel without CONFIG_ARM64_TLBI_LOCAL, or without VM_EVENT_COUNTERS)", \
-			       what);					\
-			break;						\
-		}							\
-		TH_LOG("%s: tlbi_broadcast +%llu tlbi_local +%llu tlbi_skipped +%llu tlbi_catchup +%llu", \
-		       what, tlb_vm_delta(a, b, TLB_VM_BCAST),		\
-		       tlb_vm_delta(a, b, TLB_VM_LOCAL),		\
-		       tlb_vm_delta(a, b, TLB_VM_SKIPPED),		\
-		       tlb_vm_delta(a, b, TLB_VM_CATCHUP));		\
-	} while (0)
-
 /*
  * The path the test's own flushes took in one phase.  Each flush the test
  * makes with the other CPUs set up as @mode says is counted, and the
@@ -1031,17 +910,6 @@ static inline void tlb_flush_end(struct tlb_paths *p)
 			}						\
 		}							\
 	} while (0)
-
-/* No counters: a failure on arm64, where the kernel must have them. */
-#ifdef __aarch64__
-#define TLB_EXPECT_COUNTERS(what)					\
-	EXPECT_TRUE(0) {						\
-		TH_LOG("%s: no tlbi_* counters in /proc/vmstat: an arm64 kernel without CONFIG_ARM64_TLBI_LOCAL or VM_EVENT_COUNTERS", \
-		       what);						\
-	}
-#else
-#define TLB_EXPECT_COUNTERS(what)	do { } while (0)
-#endif
 
 /* ------------------------------------------------ files and madvise */
 

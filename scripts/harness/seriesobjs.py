@@ -12,7 +12,7 @@ import shutil
 from . import kbuild, series, source
 from .bisect import warnings
 from .paths import BUILD, LOGS, REPO
-from .progress import reset_log, run
+from .progress import StepFailed, reset_log, run
 
 # The series' sources a config may leave out, and the option that builds
 # each.  Every other .c or .S the series adds or changes is built by every
@@ -101,3 +101,13 @@ def new_warnings(who, tree, bdir, objects, log, name):
     base = {(f.replace(str(pristine), str(tree), 1), m)
             for f, m in _compile(who, pristine, pdir, upstream, plog)}
     return sorted(found - base)
+
+
+def require_no_new_warnings(who, tree, bdir, objects, log, name, label):
+    """new_warnings(), failing as [@label] if there is any."""
+    bad = new_warnings(who, tree, bdir, objects, log, name)
+    if bad:
+        raise StepFailed(f"[{label}] W=1 warnings the pristine tree does "
+                         "not print:\n    " +
+                         "\n    ".join(f"{f}: {m}" for f, m in bad) +
+                         f"\n  log: {log}")

@@ -11,18 +11,25 @@ tests/bench/urcu_bench in make bench, urcubench.py).
 
 from . import debs
 
-# libjemalloc2: urcubench.py counts what jemalloc asks, beside liburcu
-# (debs.unpacked() keeps one package set per architecture).
-PACKAGES = ("liburcu8", "liburcu-dev", "libjemalloc2")
+PACKAGES = ("liburcu8", "liburcu-dev")
+# urcubench.py counts what jemalloc asks, beside liburcu, on x86-64 only.
+JEMALLOC_PACKAGE = "libjemalloc2"
 JEMALLOC = "libjemalloc.so.2"
 # The default flavour (urcu-memb: liburcu.so) and the data structures.
 LIBS = ("-lurcu-cds", "-lurcu")
 
 
+def counts_jemalloc(arch):
+    return arch.family == "x86" and arch.bits == 64
+
+
 def unpack(arch, log):
     """Fetch and unpack the packages for @arch, once; returns the
-    directory of its shared libraries."""
-    debs.unpacked(arch, PACKAGES, log)
+    directory of its shared libraries.  debs.unpacked() keeps one package
+    set per architecture, so jemalloc is in x86-64's set for every
+    caller."""
+    jemalloc = (JEMALLOC_PACKAGE,) if counts_jemalloc(arch) else ()
+    debs.unpacked(arch, PACKAGES + jemalloc, log)
     return debs.lib_dir(arch)
 
 

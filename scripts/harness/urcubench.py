@@ -144,7 +144,7 @@ def parse_jemalloc(lines):
 
 
 def counts_jemalloc(target, arch):
-    return arch is target.user_arch_64 and arch.family == "x86"
+    return arch is target.user_arch_64 and urcu.counts_jemalloc(arch)
 
 
 def programs_of(target):

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from . import debs, kbuild, modules, seriesobjs
 from .arches import ARCHES
 from .check import patched_tree
-from .fullstate import commit
 from .paths import BUILD, CACHE, LOGS, REPO
 from .progress import Phase, StepFailed, reset_log, run, say
 
@@ -192,21 +191,11 @@ def load_states(names):
 def main(names=None, full=False):
     _, tree = patched_tree()
     names = names or list(FLAVOURS)
-    passed, failed = [], []
-    for name in names:
-        try:
-            state = build_flavour(FLAVOURS[name], tree, full)
-        except StepFailed as e:
-            say(f"[{name}] FAILED\n{e}")
-            failed.append(name)
-            # Its last passing run must not stand in the report.
-            (STATE / f"{name}.json").unlink(missing_ok=True)
-            continue
-        state["commit"] = commit()
-        STATE.mkdir(parents=True, exist_ok=True)
-        (STATE / f"{name}.json").write_text(json.dumps(state, indent=1))
-        passed.append(name)
+    failed = [name for name in names
+              if not seriesobjs.record_build(
+                  name, lambda: build_flavour(FLAVOURS[name], tree, full),
+                  STATE)]
     (REPO / RESULTS).write_text(report(load_states(FLAVOURS)))
     say(f"debian-configs: wrote {RESULTS}")
-    say(f"{len(passed)} passed, {len(failed)} failed")
+    say(f"{len(names) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0

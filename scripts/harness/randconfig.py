@@ -24,9 +24,8 @@ import time
 from . import kbuild, seriesobjs
 from .arches import ARCHES
 from .check import patched_tree
-from .fullstate import commit
 from .paths import BUILD, CACHE, LOGS, REPO
-from .progress import Phase, StepFailed, reset_log, run, say
+from .progress import Phase, reset_log, run, say
 from .targets import TARGETS
 
 STATE = CACHE / "randconfigs"
@@ -104,8 +103,12 @@ def without(lines, names):
     return keep
 
 
+def seed_name(arch, seed):
+    return f"{arch.name}-{seed:#x}"
+
+
 def build_seed(arch, seed, tree, allconfig_file):
-    name = f"{arch.name}-{seed:#x}"
+    name = seed_name(arch, seed)
     log = reset_log(LOGS / "randconfigs" / f"{name}.log")
     bdir = BUILD / f"randconfig-{name}"
     who = _Builder(arch)
@@ -128,7 +131,7 @@ def build_seed(arch, seed, tree, allconfig_file):
         run(kbuild.make_cmd(who, tree, bdir, "vmlinux"), log,
             env=kbuild.make_env(), what=f"[{name}] vmlinux")
     state["minutes"]["all"] = (time.monotonic() - start) / 60
-    return name, state
+    return state
 
 
 def report(states):
@@ -168,7 +171,7 @@ def report(states):
 
 def main(arches=None):
     _, tree = patched_tree()
-    passed, failed = [], []
+    ran, failed = [], []
     for arch_name in arches or list(SEEDS):
         arch = ARCHES[arch_name]
         log = reset_log(LOGS / "randconfigs" / f"{arch_name}-base.log")
@@ -176,21 +179,14 @@ def main(arches=None):
                    "varying options", log):
             allconfig_file = allconfig(arch, tree, log)
         for seed in SEEDS[arch_name]:
-            try:
-                name, state = build_seed(arch, seed, tree, allconfig_file)
-            except StepFailed as e:
-                say(f"[{arch_name} {seed:#x}] FAILED\n{e}")
-                failed.append(f"{arch_name}-{seed:#x}")
-                # Its last passing run must not stand in the report.
-                (STATE / f"{arch_name}-{seed:#x}.json").unlink(
-                    missing_ok=True)
-                continue
-            state["commit"] = commit()
-            STATE.mkdir(parents=True, exist_ok=True)
-            (STATE / f"{name}.json").write_text(json.dumps(state, indent=1))
-            passed.append(name)
+            name = seed_name(arch, seed)
+            ran.append(name)
+            if not seriesobjs.record_build(
+                    name, lambda: build_seed(arch, seed, tree, allconfig_file),
+                    STATE):
+                failed.append(name)
     write_report()
-    say(f"{len(passed)} passed, {len(failed)} failed")
+    say(f"{len(ran) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0
 
 
@@ -200,7 +196,7 @@ def write_report():
     states = []
     for arch_name, seeds in SEEDS.items():
         for seed in seeds:
-            path = STATE / f"{arch_name}-{seed:#x}.json"
+            path = STATE / f"{seed_name(ARCHES[arch_name], seed)}.json"
             states.append((path.stem, json.loads(path.read_text())
                            if path.exists() else None))
     (REPO / RESULTS).write_text(report(states))

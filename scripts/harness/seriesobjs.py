@@ -6,13 +6,15 @@ tree does not print for the same objects in the same config (compared
 without line numbers, as bisect.py does).
 """
 
+import json
 import re
 import shutil
 
 from . import kbuild, series, source
 from .bisect import warnings
+from .fullstate import commit
 from .paths import BUILD, LOGS, REPO
-from .progress import StepFailed, reset_log, run
+from .progress import StepFailed, reset_log, run, say
 
 # The series' sources a config may leave out, and the option that builds
 # each.  Every other .c or .S the series adds or changes is built by every
@@ -111,3 +113,21 @@ def require_no_new_warnings(who, tree, bdir, objects, log, name, label):
                          "not print:\n    " +
                          "\n    ".join(f"{f}: {m}" for f, m in bad) +
                          f"\n  log: {log}")
+
+
+def record_build(name, build, state_dir):
+    """Run @build, which returns the state of a build that passed, and
+    keep that state with the commit it ran on as @state_dir/@name.json.
+    A failure drops @name's saved state, so that its last passing run does
+    not stand in the report.  True when it passed."""
+    path = state_dir / f"{name}.json"
+    try:
+        state = build()
+    except StepFailed as e:
+        say(f"[{name}] FAILED\n{e}")
+        path.unlink(missing_ok=True)
+        return False
+    state["commit"] = commit()
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state, indent=1))
+    return True

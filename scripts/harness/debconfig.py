@@ -128,6 +128,9 @@ def build_flavour(flavour, tree, full):
             flavour.name)
     state["minutes"]["objects"] = (time.monotonic() - start) / 60
     if full and flavour.full:
+        # A build directory that has linked before makes the minutes
+        # those of an incremental build; the report says so.
+        state["incremental"] = (bdir / "vmlinux").exists()
         start = time.monotonic()
         with Phase(flavour.name, "vmlinux and modules", log):
             run(kbuild.make_cmd(flavour, tree, bdir, "vmlinux", "modules"),
@@ -138,7 +141,18 @@ def build_flavour(flavour, tree, full):
         with Phase(flavour.name, "out-of-tree modules (tests/modules)", log):
             state["ours"] = [ko.name for ko in
                              modules.build(flavour, tree, bdir, log)]
+        state["ours_left"] = modules.left_out(
+            flavour.arch, (bdir / ".config").read_text())
     return state
+
+
+def full_cell(st):
+    ours = "".join(f" + `{ko}`" for ko in st.get("ours", []))
+    how = " (incremental)" if st.get("incremental") else ""
+    left = "".join(f"; `{name}` not built ({why})"
+                   for name, why in st.get("ours_left", {}).items())
+    return (f"built, {st['modules']} modules{ours}, "
+            f"{st['minutes']['full']:.1f} min{how}{left}")
 
 
 def report(states):
@@ -154,8 +168,7 @@ def report(states):
             f" | {len(st['objects'])} | "
             + ("; ".join(f"`{s}` ({why})" for s, why in st["left"].items())
                or "none") +
-            " | " + (f"built, {st['modules']} modules, {m['full']:.1f} min"
-                     if "full" in m else "not built") +
+            " | " + (full_cell(st) if "full" in m else "not built") +
             f" | {m['config']:.1f} + {m['objects']:.1f} | {st['commit']} |")
     return "\n".join([
         "# The series in Debian's kernel configs (`make debian-configs`)",
@@ -170,7 +183,9 @@ def report(states):
         "adds or changes that the config builds was compiled with `W=1` "
         "and printed no warning the pristine tree does not print for the "
         "same object and config. `FULL=1` also builds `vmlinux` and every "
-        "module (modpost included) of the flavours that say so.",
+        "module (modpost included) of the flavours that say so, and the "
+        "out-of-tree modules of `tests/modules` that are for its ARCH "
+        "against it; the minutes are that build's alone.",
         "",
         "| flavour | ARCH | config | the series' options | objects, W=1 "
         "| not in this config | vmlinux + modules | minutes (config + "

@@ -10,6 +10,10 @@
  * tlbi_* counters of /proc/vmstat grow by at least twice that; the guest
  * test tlb_module loads it and checks.  Only the page flushes can be
  * local: a range flush is not leaf-only and always broadcasts.
+ *
+ * No module can make these calls in a kernel with CONFIG_MMU_NOTIFIER=y,
+ * with or without the series: they end in
+ * __mmu_notifier_arch_invalidate_secondary_tlbs(), which is not exported.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -37,10 +37,9 @@ ONLY_ON = {"tlb_flush_mod": ("arm64",)}
 # without the series.
 NOT_WITH = {
     "tlb_flush_mod": ("CONFIG_MMU_NOTIFIER=y",
-                      "upstream exports no "
+                      "arm64's flush_tlb_page() then calls "
                       "__mmu_notifier_arch_invalidate_secondary_tlbs(), "
-                      "which arm64's flush_tlb_page() calls when "
-                      "CONFIG_MMU_NOTIFIER=y"),
+                      "which upstream does not export"),
 }
 
 

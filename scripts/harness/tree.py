@@ -23,6 +23,10 @@ MARKER = ".pda-tree.json"
 
 
 def _link_copy(src, dst):
+    # cp -a copies a symbolic link as a link: given a link to the pristine
+    # tree, the "copy" would be that link, and every file the series
+    # rewrites would land in the pristine tree itself.
+    src = Path(src).resolve()
     tmp = Path(str(dst) + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)

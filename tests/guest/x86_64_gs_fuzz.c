@@ -134,15 +134,6 @@ static unsigned int read_gs_sel(void)
 	return sel & 0xffff;
 }
 
-static unsigned long get_gs_base(void)
-{
-	unsigned long base = 0;
-
-	if (syscall(SYS_arch_prctl, ARCH_GET_GS, &base))
-		return ~0UL;
-	return base;
-}
-
 /* The slot a base within pda_cpu_table reads: its index. */
 static int read_slot(void)
 {
@@ -237,7 +228,7 @@ static unsigned int bad_selector(uint32_t r, int *sig)
 static void check(long i, const struct gs_model *m)
 {
 	unsigned int sel = read_gs_sel();
-	unsigned long base = get_gs_base(), cpu_base;
+	unsigned long base = pda_test_gs_base(), cpu_base;
 	int cpu = sched_getcpu();
 
 	if (cpu != fz.cpu) {

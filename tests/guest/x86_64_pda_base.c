@@ -44,15 +44,6 @@
 
 #include "lib/pda_test.h"
 
-static unsigned long get_gs_base(void)
-{
-	unsigned long base = 0;
-
-	if (syscall(SYS_arch_prctl, ARCH_GET_GS, &base))
-		return ~0UL;
-	return base;
-}
-
 #define BASE_HWCAP2_FSGSBASE	(1u << 1)	/* <asm/hwcap2.h> */
 
 /* An unused CPU's slot: a read through a base set here yields 63. */
@@ -159,7 +150,7 @@ TEST_F(base, arch_prctl_get_gs)
 		int cpu = self->cpus[i];
 
 		ASSERT_EQ(0, pda_test_pin(cpu));
-		EXPECT_EQ((unsigned long)cpu << PDA_USER_SHIFT, get_gs_base());
+		EXPECT_EQ((unsigned long)cpu << PDA_USER_SHIFT, pda_test_gs_base());
 		EXPECT_EQ(PDA_USER_SELECTOR, pda_read_seg());
 		EXPECT_EQ(cpu, pda_cpu_raw());
 	}
@@ -171,7 +162,7 @@ TEST_F(base, arch_prctl_get_gs)
  */
 static void tracee(int fd)
 {
-	unsigned long base = get_gs_base();
+	unsigned long base = pda_test_gs_base();
 	int cpu = pda_cpu_raw();
 
 	if (write(fd, &cpu, sizeof(cpu)) != sizeof(cpu) ||
@@ -269,7 +260,7 @@ TEST_F(base, wrgsbase_until_switch)
 		SKIP(return, "needs two CPUs");
 	ASSERT_EQ(0, pda_test_pin(a));
 	asm volatile("wrgsbase %0" : : "r" (FOREIGN_BASE) : "memory");
-	seen = get_gs_base();
+	seen = pda_test_gs_base();
 	/* A preemption in between may have put a's base back already. */
 	TH_LOG("on %d after WRGSBASE %#lx: ARCH_GET_GS %#lx", a, FOREIGN_BASE,
 	       seen);
@@ -277,7 +268,7 @@ TEST_F(base, wrgsbase_until_switch)
 		    seen == (unsigned long)a << PDA_USER_SHIFT);
 	EXPECT_EQ(PDA_USER_SELECTOR, pda_read_seg());
 	ASSERT_EQ(0, pda_test_pin(b));
-	EXPECT_EQ((unsigned long)b << PDA_USER_SHIFT, get_gs_base());
+	EXPECT_EQ((unsigned long)b << PDA_USER_SHIFT, pda_test_gs_base());
 	EXPECT_EQ(b, pda_cpu_raw());
 }
 
@@ -298,7 +289,7 @@ TEST_F(base, fork_child)
 			_exit(3);
 		if (pda_cpu_raw() != to)
 			_exit(4);
-		if (get_gs_base() != (unsigned long)to << PDA_USER_SHIFT)
+		if (pda_test_gs_base() != (unsigned long)to << PDA_USER_SHIFT)
 			_exit(5);
 		_exit(0);
 	}
@@ -341,10 +332,10 @@ TEST_F(base, arch_set_gs_leaves_pda)
 	own[0].s32[0] = 12345;
 	ASSERT_EQ(0, syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)own));
 	EXPECT_EQ(0, pda_read_seg());
-	EXPECT_EQ((unsigned long)own, get_gs_base());
+	EXPECT_EQ((unsigned long)own, pda_test_gs_base());
 	/* A context switch keeps the plain base: sleep on a pinned CPU. */
 	usleep(1000);
-	EXPECT_EQ((unsigned long)own, get_gs_base());
+	EXPECT_EQ((unsigned long)own, pda_test_gs_base());
 	EXPECT_EQ(12345, read_gs0());
 	EXPECT_EQ(0, pda_init_thread());
 	EXPECT_EQ(PDA_USER_SELECTOR, pda_read_seg());

@@ -16,6 +16,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __x86_64__
+#include <asm/prctl.h>
+#include <sys/syscall.h>
+#endif
 
 #include "cmdline.h"
 #include "cpulist.h"
@@ -114,6 +118,18 @@ static inline int pda_test_cpunode(void)
 	if (!pda_lsl(0x7b, &limit) && limit != 0xffffffffU)
 		return limit & 0xfff;
 	return -1;
+}
+#endif
+
+#ifdef __x86_64__
+/* The calling thread's %gs base as ARCH_GET_GS reports it, or ~0UL. */
+static inline unsigned long pda_test_gs_base(void)
+{
+	unsigned long base = 0;
+
+	if (syscall(SYS_arch_prctl, ARCH_GET_GS, &base))
+		return ~0UL;
+	return base;
 }
 #endif
 

@@ -65,6 +65,26 @@ class Arch:
     pda_bench_syscalls: tuple
     bench_checks: bool
     x86_selftests: bool
+    # Kbuild's SRCARCH: its directory under arch/, whose series sources
+    # it builds (seriesobjs.py).
+    srcarch: str
+    # make randconfigs (randconfig.py): the options that vary beyond the
+    # common ones (randconfig._COMMON), the KCONFIG_SEEDs it builds, and
+    # the make check target whose config they start from.
+    randconfig_vary: tuple
+    randconfig_seeds: tuple
+    randconfig_base: str
+    # make debian-configs (debconfig.py): Debian's kernel flavours of it
+    # (config.<deb_arch>_none_<flavour>), the Debian kernel series whose
+    # linux-config package has them, the one --full also links with every
+    # module ("": none), and the series' options, NAME=value, turned on.
+    deb_flavours: tuple
+    deb_kconfig: str
+    deb_full_flavour: str
+    deb_options: tuple
+    # The modules of tests/modules that are for some architectures only,
+    # this one among them (modules.py); the others are for every one.
+    only_modules: tuple = ()
 
 
 _X86 = dict(family="x86", cc="gcc", cross="", machine="pc",
@@ -74,10 +94,17 @@ _X86 = dict(family="x86", cc="gcc", cross="", machine="pc",
             # RDTSC (an I/O instruction under -icount) at every boot;
             # QEMU's timer works.
             icount_args="no_timer_check",
-            preload_method="segment", segbench=True, x86_selftests=True)
+            preload_method="segment", segbench=True, x86_selftests=True,
+            srcarch="x86",
+            deb_options=("X86_PDA_USER_SEG=y", "GETCPU_CACHE=y", "KUNIT=m",
+                         "X86_PDA_USER_SEG_KUNIT_TEST=m"))
 _ARM = dict(family="arm", console="ttyAMA0",
             no_kvm="host is x86; no KVM for ARM guests", icount_args="",
             preload_method="getcpu_cache", x86_selftests=False)
+# make randconfigs' options of both x86 builds.
+_X86_RANDCONFIG = ("HYPERVISOR_GUEST", "PARAVIRT", "XEN", "VIRTUALIZATION",
+                   "KVM", "KVM_INTEL", "MODIFY_LDT_SYSCALL", "X86_16BIT",
+                   "X86_PDA_USER_SEG", "X86_PDA_USER_SEG_KUNIT_TEST")
 
 ARCHES = {a.name: a for a in (
     Arch("i386", bits=32, cflags=("-m32",) + MULTIARCH_HEADERS,
@@ -86,6 +113,16 @@ ARCHES = {a.name: a for a in (
          deb_arch="i386", multiarch="i386-linux-gnu",
          elf_machine="Intel 80386",
          pda_bench_syscalls=("sys.int80", "sys.vsyscall"), bench_checks=True,
+         randconfig_vary=_X86_RANDCONFIG + ("NOHIGHMEM", "HIGHMEM4G",
+                                            "HIGHMEM64G", "X86_PAE",
+                                            "X86_PDA_UP_NOSEG"),
+         # UP with the UP entry path and PAE (HIGHMEM64G); SMP with the
+         # segment, its KUnit suite and KVM_INTEL.
+         randconfig_seeds=(0x1001, 0x1002), randconfig_base="i386-smp",
+         # Debian 12 builds no 6.12 for i386: 6.1's configs, carried to
+         # 6.12 by olddefconfig.
+         deb_flavours=("686", "686-pae"), deb_kconfig="6.1",
+         deb_full_flavour="",
          **_X86),
     Arch("x86_64", bits=64, cflags=(), qemu="qemu-system-x86_64",
          abi_cflags=(), loader="/lib64/ld-linux-x86-64.so.2",
@@ -96,7 +133,14 @@ ARCHES = {a.name: a for a in (
          guest_libc_dir="/lib/x86_64-linux-gnu",
          deb_arch="amd64", multiarch="x86_64-linux-gnu",
          elf_machine="Advanced Micro Devices X86-64",
-         pda_bench_syscalls=("sys.syscall",), bench_checks=False, **_X86),
+         pda_bench_syscalls=("sys.syscall",), bench_checks=False,
+         randconfig_vary=_X86_RANDCONFIG + ("IA32_EMULATION", "X86_X32_ABI",
+                                            "X86_USER_SHADOW_STACK"),
+         # Xen, KVM_INTEL, the segment, IA32_EMULATION; PREEMPT_RT with
+         # getcpu_cache only.
+         randconfig_seeds=(0x2011, 0x2019), randconfig_base="x86_64",
+         deb_flavours=("amd64", "cloud-amd64"), deb_kconfig="6.12",
+         deb_full_flavour="cloud-amd64", **_X86),
     Arch("arm", bits=32, cc="arm-linux-gnueabihf-gcc-12", cflags=(),
          abi_cflags=(), loader="/lib/ld-linux-armhf.so.3", glibc231=True,
          cross="arm-linux-gnueabihf-", qemu="qemu-system-arm",
@@ -106,7 +150,12 @@ ARCHES = {a.name: a for a in (
          guest_libc_dir="/lib/arm-linux-gnueabihf",
          deb_arch="armhf", multiarch="arm-linux-gnueabihf",
          elf_machine="ARM", segbench=True,
-         pda_bench_syscalls=("sys.svc",), bench_checks=True, **_ARM),
+         pda_bench_syscalls=("sys.svc",), bench_checks=True, srcarch="arm",
+         randconfig_vary=("HIGHMEM", "ARM_LPAE", "XEN"),
+         # UP, LPAE, Xen, modules; SMP, HIGHMEM, Xen.
+         randconfig_seeds=(0x3005, 0x300b), randconfig_base="arm",
+         deb_flavours=("armmp", "armmp-lpae"), deb_kconfig="6.12",
+         deb_full_flavour="", deb_options=("GETCPU_CACHE=y",), **_ARM),
     # Entered at EL2, as on a host (virtualization=on).  segbench and
     # pda_bench have no arm64 port yet: arm64 runs the TLB tests instead.
     Arch("arm64", bits=64, cc="aarch64-linux-gnu-gcc-12", cflags=(),
@@ -118,7 +167,20 @@ ARCHES = {a.name: a for a in (
          guest_libc_dir="/lib/aarch64-linux-gnu",
          deb_arch="arm64", multiarch="aarch64-linux-gnu",
          elf_machine="AArch64", segbench=False,
-         pda_bench_syscalls=(), bench_checks=False, **_ARM),
+         pda_bench_syscalls=(), bench_checks=False, srcarch="arm64",
+         randconfig_vary=("ARM64_TLBI_LOCAL", "ARM64_CNP",
+                          "ARM64_SW_TTBR0_PAN", "XEN", "VIRTUALIZATION",
+                          "KVM", "ARM64_4K_PAGES", "ARM64_16K_PAGES",
+                          "ARM64_64K_PAGES"),
+         # TLBI_LOCAL with CnP, 16K pages, KVM, Xen; TLBI_LOCAL without
+         # CnP, 64K pages.
+         randconfig_seeds=(0x400d, 0x4027), randconfig_base="arm64",
+         deb_flavours=("arm64", "arm64-16k", "cloud-arm64"),
+         deb_kconfig="6.12", deb_full_flavour="cloud-arm64",
+         deb_options=("GETCPU_CACHE=y", "ARM64_TLBI_LOCAL=y"),
+         # tlb_flush_mod would not even link elsewhere: x86 does not
+         # export flush_tlb_mm_range(), which its flush_tlb_page() becomes.
+         only_modules=("tlb_flush_mod",), **_ARM),
 )}
 
 

@@ -3,10 +3,11 @@
 
 Every other kernel the harness builds is tinyconfig plus fragments.
 Users run their distribution's: modules, Xen, KVM, hundreds of drivers.
-For each flavour below, Debian's own config (linux-config-6.12, and for
-i386, which Debian 12 builds no 6.12 for, linux-config-6.1's carried to
-6.12 by olddefconfig) gets the series' options turned on, then
-olddefconfig, and every option asked for must have kept its value.
+For each flavour of FLAVOURS (the arch records' deb_flavours), Debian's
+own config (linux-config-6.12, and for i386, which Debian 12 builds no
+6.12 for, linux-config-6.1's carried to 6.12 by olddefconfig) gets the
+series' options turned on, then olddefconfig, and every option asked for
+must have kept its value.
 Then every object the series adds or changes that the config builds is
 compiled with W=1: a warning fails unless the pristine tree prints it
 too, for the same object and config (seriesobjs.py).  With --full, the
@@ -24,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from . import debs, kbuild, modules, seriesobjs
-from .arches import ARCHES
+from .arches import ARCHES, HOST
 from .check import patched_tree
 from .paths import BUILD, CACHE, LOGS, REPO
 from .progress import Phase, StepFailed, reset_log, run, say
@@ -38,8 +39,9 @@ RESULTS = "results/DEBIAN-CONFIGS.md"
 class Flavour:
     name: str           # Debian's: config.<arch>_none_<name>
     arch: object        # arches.Arch: make's ARCH= and compilers
-    # The Debian kernel series whose config package has it.
-    debian: str = "6.12"
+    # The Debian kernel series whose config package has it (its arch
+    # record's deb_kconfig).
+    debian: str
     # vmlinux and every module too, with --full (a full build: long).
     full: bool = False
 
@@ -52,27 +54,20 @@ class Flavour:
                 f"config.{self.arch.deb_arch}_none_{self.name}.xz")
 
 
-FLAVOURS = {f.name: f for f in (
-    Flavour("amd64", ARCHES["x86_64"]),
-    Flavour("cloud-amd64", ARCHES["x86_64"], full=True),
-    Flavour("686", ARCHES["i386"], debian="6.1"),
-    Flavour("686-pae", ARCHES["i386"], debian="6.1"),
-    Flavour("armmp", ARCHES["arm"]),
-    Flavour("armmp-lpae", ARCHES["arm"]),
-    Flavour("arm64", ARCHES["arm64"]),
-    Flavour("arm64-16k", ARCHES["arm64"]),
-    Flavour("cloud-arm64", ARCHES["arm64"], full=True),
-)}
+# Each arch record's deb_flavours, the host's first (Debian's default
+# flavour, amd64, heads the report), then in ARCHES' order.
+FLAVOURS = {name: Flavour(name, arch, debian=arch.deb_kconfig,
+                          full=name == arch.deb_full_flavour)
+            for arch in sorted(ARCHES.values(), key=lambda a: a is not HOST)
+            for name in arch.deb_flavours}
 
-# The series' options, per architecture.
-SERIES_OPTIONS = {
-    "i386": {"X86_PDA_USER_SEG": "y", "GETCPU_CACHE": "y", "KUNIT": "m",
-             "X86_PDA_USER_SEG_KUNIT_TEST": "m"},
-    "x86_64": {"X86_PDA_USER_SEG": "y", "GETCPU_CACHE": "y", "KUNIT": "m",
-               "X86_PDA_USER_SEG_KUNIT_TEST": "m"},
-    "arm": {"GETCPU_CACHE": "y"},
-    "arm64": {"GETCPU_CACHE": "y", "ARM64_TLBI_LOCAL": "y"},
-}
+
+def series_options(arch):
+    """{NAME: value} of the series' options @arch's configs get
+    (arches.py's deb_options)."""
+    return dict(o.split("=", 1) for o in arch.deb_options)
+
+
 # What the build changes besides: no debug info (see above).
 BUILD_OPTIONS = {"DEBUG_INFO_NONE": "y",
                  "DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT": "n"}
@@ -113,7 +108,7 @@ def build_flavour(flavour, tree, full):
              "package": flavour.package, "minutes": {}}
     start = time.monotonic()
     with Phase(flavour.name, "Debian's config + the series' options", log):
-        options = {**SERIES_OPTIONS[flavour.arch.name], **BUILD_OPTIONS}
+        options = {**series_options(flavour.arch), **BUILD_OPTIONS}
         values = configure(flavour, tree, bdir, log, options)
     state["version"] = debs.versions(flavour.arch, ARCHIVE)[flavour.package]
     state["options"] = options
@@ -164,7 +159,7 @@ def report(states):
             f"| {st['flavour']} | {st['arch']} | {st['package']} "
             f"{st['version']} | "
             + ", ".join(f"`{k}={v}`" for k, v in st["options"].items()
-                        if k in SERIES_OPTIONS[st["arch"]]) +
+                        if k in series_options(ARCHES[st["arch"]])) +
             f" | {len(st['objects'])} | "
             + ("; ".join(f"`{s}` ({why})" for s, why in st["left"].items())
                or "none") +

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from . import kbuild
+from .arches import ARCHES
 from .bisect import warnings
 from .paths import REPO
 from .progress import StepFailed, run
@@ -25,10 +26,6 @@ MUST_CALL = {
     "tlb_flush_mod": ("CONFIG_ARM64_TLBI_LOCAL=y",
                       ("tlbi_local_flush_page", "tlbi_local_count_broadcast")),
 }
-# A module that is for some architectures only.  tlb_flush_mod would not
-# even link elsewhere: x86 does not export flush_tlb_mm_range(), which
-# its flush_tlb_page() becomes.
-ONLY_ON = {"tlb_flush_mod": ("arm64",)}
 # A module that upstream's own rules keep out of a config, and why.
 # arm64's flush_tlb_page() and flush_tlb_range() end in
 # mmu_notifier_arch_invalidate_secondary_tlbs(), whose out-of-line half
@@ -48,9 +45,13 @@ def out_dir(bdir):
 
 
 def for_arch(arch):
-    """The modules of SRC that are for @arch (an ARCHES entry)."""
+    """The modules of SRC that are for @arch (an ARCHES entry): those
+    its record names as for some architectures only, and those no
+    record names (arches.py's only_modules)."""
+    some = {m for a in ARCHES.values() for m in a.only_modules}
     return [kb.parent.name for kb in sorted(SRC.glob("*/Kbuild"))
-            if arch.name in ONLY_ON.get(kb.parent.name, (arch.name,))]
+            if kb.parent.name in arch.only_modules or
+            kb.parent.name not in some]
 
 
 def left_out(arch, config):

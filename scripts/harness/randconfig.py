@@ -2,14 +2,16 @@
 """make randconfigs: the series in random configs, from fixed seeds.
 
 For each architecture, the .config of its make check target (tinyconfig
-and fragments, BASE), less the options in VARY, is the KCONFIG_ALLCONFIG
-of `make randconfig`: every option it lists keeps that value, and the ones VARY names (the series' own and
+and fragments; its arch record's randconfig_base), less the options in
+VARY, is the KCONFIG_ALLCONFIG of `make randconfig`: every option it
+lists keeps that value, and the ones VARY names (the series' own and
 those they depend on or interact with), with whatever they make visible,
 are what KCONFIG_SEED chooses.  So each seed is a small kernel whose
 series-relevant choices are random.  Each builds the series' objects
 with W=1 (no warning the pristine tree does not print,
 seriesobjs.py) and links vmlinux.  A seed that found a failure stays in
-SEEDS once the patch that caused it is fixed.
+its arch record's randconfig_seeds once the patch that caused it is
+fixed.
 
 x86-32 against x86-64 is a choice of ARCH, not of the seed: i386 seeds
 build with ARCH=i386 (64BIT off), x86_64 ones with ARCH=x86_64.  Linux
@@ -35,40 +37,16 @@ _PREEMPT = ("PREEMPT_NONE", "PREEMPT_VOLUNTARY", "PREEMPT", "PREEMPT_RT",
             "PREEMPT_DYNAMIC")
 _COMMON = ("SMP", "HOTPLUG_CPU", "GETCPU_CACHE", "RSEQ", "EXPERT",
            "MODULES", "KUNIT", "VM_EVENT_COUNTERS") + _PREEMPT
-_X86 = ("HYPERVISOR_GUEST", "PARAVIRT", "XEN", "VIRTUALIZATION", "KVM",
-        "KVM_INTEL", "MODIFY_LDT_SYSCALL", "X86_16BIT", "X86_PDA_USER_SEG",
-        "X86_PDA_USER_SEG_KUNIT_TEST")
-VARY = {
-    "i386": _COMMON + _X86 + ("NOHIGHMEM", "HIGHMEM4G", "HIGHMEM64G",
-                              "X86_PAE", "X86_PDA_UP_NOSEG"),
-    "x86_64": _COMMON + _X86 + ("IA32_EMULATION", "X86_X32_ABI",
-                                "X86_USER_SHADOW_STACK"),
-    "arm": _COMMON + ("HIGHMEM", "ARM_LPAE", "XEN"),
-    "arm64": _COMMON + ("ARM64_TLBI_LOCAL", "ARM64_CNP",
-                        "ARM64_SW_TTBR0_PAN", "XEN", "VIRTUALIZATION",
-                        "KVM", "ARM64_4K_PAGES", "ARM64_16K_PAGES",
-                        "ARM64_64K_PAGES"),
-}
-# The make check target whose config the seeds start from.
-BASE = {"i386": "i386-smp", "x86_64": "x86_64", "arm": "arm",
-        "arm64": "arm64"}
-# Chosen from the first few dozen seeds per architecture for the mix
-# each comment names (results/RANDCONFIGS.md lists, per seed, what its
-# config turned on); two each, as a seed's first build takes 5-10 min on
-# 2 cores.  None has failed yet.
-SEEDS = {
-    # UP with the UP entry path and PAE (HIGHMEM64G); SMP with the
-    # segment, its KUnit suite and KVM_INTEL.
-    "i386": (0x1001, 0x1002),
-    # Xen, KVM_INTEL, the segment, IA32_EMULATION; PREEMPT_RT with
-    # getcpu_cache only.
-    "x86_64": (0x2011, 0x2019),
-    # UP, LPAE, Xen, modules; SMP, HIGHMEM, Xen.
-    "arm": (0x3005, 0x300b),
-    # TLBI_LOCAL with CnP, 16K pages, KVM, Xen; TLBI_LOCAL without CnP,
-    # 64K pages.
-    "arm64": (0x400d, 0x4027),
-}
+# Each architecture's: the common options and its own (arches.py's
+# randconfig_vary).
+VARY = {a.name: _COMMON + a.randconfig_vary for a in ARCHES.values()}
+# Each record's randconfig_seeds were chosen from the first few dozen
+# seeds of its architecture for the mix its comment names
+# (results/RANDCONFIGS.md lists, per seed, what its config turned on);
+# two each, as a seed's first build takes 5-10 min on 2 cores.  None has
+# failed yet.
+SEEDS = {a.name: a.randconfig_seeds for a in ARCHES.values()
+         if a.randconfig_seeds}
 
 
 class _Builder:
@@ -82,7 +60,7 @@ def allconfig(arch, tree, log):
     """The .config of @arch's make check target (tinyconfig and its
     fragments) less VARY's lines: the file KCONFIG_ALLCONFIG names."""
     base = BUILD / f"randconfig-{arch.name}-base"
-    kbuild.configure(TARGETS[BASE[arch.name]], tree, base, log)
+    kbuild.configure(TARGETS[arch.randconfig_base], tree, base, log)
     out = base / "allconfig"
     out.write_text("\n".join(without(
         (base / ".config").read_text().splitlines(), VARY[arch.name])) + "\n")
@@ -175,7 +153,7 @@ def main(arches=None):
     for arch_name in arches or list(SEEDS):
         arch = ARCHES[arch_name]
         log = reset_log(LOGS / "randconfigs" / f"{arch_name}-base.log")
-        with Phase(arch_name, f"{BASE[arch_name]}'s config less the "
+        with Phase(arch_name, f"{arch.randconfig_base}'s config less the "
                    "varying options", log):
             allconfig_file = allconfig(arch, tree, log)
         for seed in SEEDS[arch_name]:

@@ -28,10 +28,22 @@ FIGURE_HEADER = ("CPU reads checked", "migrations", "fuzz iterations",
 KINDS = tuple(n for n, t in TARGETS.items() if t.check and not t.bochs)
 SMP_KINDS = tuple(n for n in KINDS if TARGETS[n].cpus > 1)
 DEBUG_KINDS = tuple(n for n in KINDS if TARGETS[n].debug)
-# What a debug run must show: its checkers live (checkfull.debug_active).
+# The kinds whose CPU hotplug cycles, and whose fuzzers' operations, must
+# count on their own (targets.py's hotplug_goal, fuzz_goal).
+HOTPLUG_KINDS = tuple(n for n in KINDS if TARGETS[n].hotplug_goal)
+FUZZ_KINDS = tuple(n for n in KINDS if TARGETS[n].fuzz_goal)
+# The kernels whose guests run 64-bit programs beside the 32-bit ones:
+# their fuzzers count per program width.
+KINDS_64 = tuple(n for n, t in TARGETS.items() if t.user_arch_64)
+# What a debug run must show (checkfull.debug_active): lockdep and KFENCE
+# live (their boot lines in the console log, and lockdep never turning
+# itself off), UBSAN and DEBUG_VM built (the kernel's .config: they print
+# nothing at boot).
 DEBUG_LIVE = ("debug:lockdep_active", "debug:kfence_active",
               "debug:ubsan_built", "debug:debug_vm_built",
               "debug:lockdep_stayed_on")
+DEBUG_GOAL = "debug kernels built with lockdep, KFENCE, UBSAN and DEBUG_VM, " \
+    "lockdep and KFENCE live"
 TLBI_OFF_RUN = "arm64-tlbi-off"
 # The fuzzer of %gs in 64-bit programs.
 GS_FUZZ_64 = "x86_64_gs_fuzz"
@@ -123,7 +135,7 @@ def goals(states, parts, key):
     least = min(KINDS, key=lambda k: kinds[k]["checks"])
     least_smp = min(SMP_KINDS, key=lambda k: kinds[k]["migrations"])
     x86_64 = [(prog, n) for _, r in _runs(states)
-              if r["kind"].startswith("x86_64")
+              if r["kind"] in KINDS_64
               for prog, n in r.get("fuzz", {}).items()]
     fuzz_from = {
         "32-bit programs on x86_64": sum(n for p, n in x86_64
@@ -132,7 +144,8 @@ def goals(states, parts, key):
                                          if p.endswith("_64")),
         "64-bit %gs programs": sum(n for p, n in x86_64
                                    if p.startswith(GS_FUZZ_64)),
-        "getcpu_cache on arm64": kinds["arm64"]["fuzz_iterations"]}
+        **{f"getcpu_cache on {k}": kinds[k]["fuzz_iterations"]
+           for k in FUZZ_KINDS}}
     return [
         ("every part run and passed, on this code",
          f"not: {', '.join(missing)}" if missing else "all "
@@ -151,15 +164,14 @@ def goals(states, parts, key):
          f"{total['fuzz_iterations']:,}; " + ", ".join(
              f"{v:,} {k}" for k, v in fuzz_from.items()),
          total["fuzz_iterations"] >= 10**7 and all(fuzz_from.values())),
-        ("CPU hotplug cycles, with x86_64 and arm64 among them",
-         f"{total['hotplug_cycles']:,} (x86_64 "
-         f"{kinds['x86_64']['hotplug_cycles']:,}, arm64 "
-         f"{kinds['arm64']['hotplug_cycles']:,})",
+        (f"CPU hotplug cycles, with {' and '.join(HOTPLUG_KINDS)} among "
+         "them",
+         f"{total['hotplug_cycles']:,} (" + ", ".join(
+             f"{k} {kinds[k]['hotplug_cycles']:,}" for k in HOTPLUG_KINDS) +
+         ")",
          total["hotplug_cycles"] >= 1000 and
-         kinds["x86_64"]["hotplug_cycles"] > 0 and
-         kinds["arm64"]["hotplug_cycles"] > 0),
-        ("debug kernels with lockdep, KFENCE, UBSAN and DEBUG_VM live, "
-         "0 splats: " + ", ".join(DEBUG_KINDS),
+         all(kinds[k]["hotplug_cycles"] > 0 for k in HOTPLUG_KINDS)),
+        (DEBUG_GOAL + ", 0 splats: " + ", ".join(DEBUG_KINDS),
          ", ".join(f"{k} {'yes' if debug.get(k) else 'NO'}"
                    for k in DEBUG_KINDS),
          all(debug.get(k) for k in DEBUG_KINDS)),

@@ -33,15 +33,11 @@ BUILT_BY = {
 }
 
 
-def srcarch(arch):
-    return "x86" if arch.name in ("i386", "x86_64") else arch.name
-
-
 def sources(arch, root=REPO):
     """The .c and .S files the series adds or changes that @arch builds
     from: its own arch/ directory's and the generic ones."""
     files = series.touched(series.read(root / "patches", root))
-    mine = f"arch/{srcarch(arch)}/"
+    mine = f"arch/{arch.srcarch}/"
     return sorted(f for f in files if f.endswith((".c", ".S")) and
                   not f.startswith("tools/") and
                   (f.startswith(mine) or not f.startswith("arch/")))

@@ -42,6 +42,11 @@ class Target:
     census: bool = False        # make bench: the segment census
     preload_bench: bool = False     # make bench: the preload library
     tlb_bench: bool = False     # make bench: CONFIG_ARM64_TLBI_LOCAL
+    # make check-full's goals that name it (reliability.py): CPU hotplug
+    # cycles on it, and its fuzzers' operations ("getcpu_cache on NAME"),
+    # must count on their own.
+    hotplug_goal: bool = False
+    fuzz_goal: bool = False
     # CPUs of its pda_bench and preload library boots under -icount, if
     # not cpus.  QEMU 7.2 runs -icount vCPUs round-robin on one thread,
     # and a vCPU that busy-waits keeps its whole slice
@@ -55,7 +60,7 @@ def variant(base, name, **changes):
     return replace(base, **{**dict(
         name=name, check=False, bochs=False, debug=False, soak=None,
         bench=False, census=False, preload_bench=False, tlb_bench=False,
-        icount_cpus=0), **changes})
+        hotplug_goal=False, fuzz_goal=False, icount_cpus=0), **changes})
 
 
 I386, X86_64, ARM, ARM64 = (ARCHES[a] for a in ("i386", "x86_64", "arm",
@@ -97,7 +102,8 @@ TARGETS = {
                      soak=Soak(5, 10, (("getcpu_cache_fuzz", 50),
                                        ("getcpu_cache_fuzz_64", 50),
                                        ("x86_64_gs_fuzz_64", 20))),
-                     bench=True, census=True, preload_bench=True),
+                     bench=True, census=True, preload_bench=True,
+                     hotplug_goal=True),
     "x86_64-nofsgsbase": Target("x86_64-nofsgsbase", X86_64,
                                 ("base", "x86", "x86_64"), 4, "qemu64", I386,
                                 X86_64, kernel="x86_64",
@@ -116,7 +122,8 @@ TARGETS = {
     "arm64": Target("arm64", ARM64, ("base", "arm64"), 4, "cortex-a57", ARM64,
                     append="tlbi_local=on", check=True, debug=True,
                     soak=Soak(8, fuzz=(("getcpu_cache_fuzz", 100),), tlb=2),
-                    preload_bench=True, tlb_bench=True, icount_cpus=1),
+                    preload_bench=True, tlb_bench=True, icount_cpus=1,
+                    hotplug_goal=True, fuzz_goal=True),
 }
 # make check-full's debug variants: the same kernels plus configs/debug.config
 # (lockdep, UBSAN, KFENCE, DEBUG_VM...).

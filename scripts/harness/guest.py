@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Guest user space: our tests, the upstream selftests, the initramfs."""
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -30,17 +31,40 @@ def static_cc(arch):
     return [arch.cc, *arch.cflags, "-static"]
 
 
-def build_our_tests(arch, tree, out, log):
+def build_our_tests(arch, tree, out, log, only=None):
     """Build tests/guest for arch; return the programs its Makefile lists.
     The list, not the build dir: a dir shared with another checkout may
-    hold programs this one does not have."""
+    hold programs this one does not have.  @only: build /init and these
+    tests alone (with their NAME.args), and return these, for a boot that
+    packs no others (make run); a name the list lacks fails."""
     make = ["make", "-C", REPO / "tests/guest", f"ARCH={arch.name}",
             f"O={out}", f"KSRC={tree}"]
-    run(make, log, what=f"guest tests ({arch.name})")
+    if only is None:
+        run(make, log, what=f"guest tests ({arch.name})")
     names = subprocess.run(make + ["-s", "--no-print-directory", "list"],
                            check=True, text=True,
                            capture_output=True).stdout.split()
+    if only is not None:
+        unknown = sorted(set(only) - set(names))
+        if unknown:
+            raise StepFailed(f"tests/guest builds no {' '.join(unknown)} "
+                             f"for {arch.name}")
+        names = [name for name in names if name in only]
+        run(make + our_goals(out, names), log,
+            what=f"init, {' '.join(names)} ({arch.name})")
     return [Path(out) / "tests" / name for name in names]
+
+
+def our_goals(out, names):
+    """The tests/guest Makefile's goals for /init and tests @names: the
+    files it makes, $(abspath $(O))/..., O taken from tests/guest."""
+    top = Path(os.path.normpath(REPO / "tests/guest" / out))
+    goals = [top / "init"]
+    for name in names:
+        goals.append(top / "tests" / name)
+        if (REPO / "tests/guest" / f"{name}.args").exists():
+            goals.append(top / "tests" / f"{name}.args")
+    return goals
 
 
 def build_init(arch, tree, out, log):

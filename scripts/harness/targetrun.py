@@ -7,7 +7,7 @@ from pathlib import Path
 
 from . import boot, guest, guestout, kbuild, ktap, modules, preload
 from .paths import BUILD, LOGS
-from .progress import Phase, reset_log, say
+from .progress import Phase, StepFailed, reset_log, say
 from .targets import TARGETS
 
 _user_built = {}
@@ -66,12 +66,8 @@ def user_space(arch, tree):
         return _user_built[arch]
     out = guest.user_dir(arch)
     log = reset_log(LOGS / f"user-{arch.name}.log")
-    progs = []
     with Phase(f"user-{arch.name}", "build guest programs", log):
-        for exe in guest.build_our_tests(arch, tree, out, log):
-            args = exe.with_name(exe.name + ".args")
-            argv = args.read_text().split() if args.exists() else []
-            progs.append((exe.name, exe, argv))
+        progs = _our_tests(arch, tree, out, log)
         if arch.segbench:
             segbench = guest.build_segbench(arch, out / "segbench", log)
             progs.append(("segbench_check", segbench, ["--check"]))
@@ -99,6 +95,38 @@ def user_space(arch, tree):
     return _user_built[arch]
 
 
+def _our_tests(arch, tree, out, log, only=None):
+    """[(name, exe, argv)] of tests/guest (guest.build_our_tests), each
+    with the arguments of its NAME.args."""
+    progs = []
+    for exe in guest.build_our_tests(arch, tree, out, log, only):
+        args = exe.with_name(exe.name + ".args")
+        argv = args.read_text().split() if args.exists() else []
+        progs.append((exe.name, exe, argv))
+    return progs
+
+
+def some_programs(arch, tree, names):
+    """user_space for a boot that packs a few programs (make run): /init
+    and the programs @names alone, tests/guest tests by name and
+    "segbench_check" (segbench's guest build), built where user_space
+    builds them.  Returns (init, [(name, exe, argv)]) in @names' order,
+    for initramfs(..., init=init)."""
+    out = guest.user_dir(arch)
+    log = reset_log(LOGS / f"user-{arch.name}.log")
+    ours = [name for name in names if name != "segbench_check"]
+    with Phase(f"user-{arch.name}", "build /init, " + ", ".join(names),
+               log):
+        progs = _our_tests(arch, tree, out, log, ours)
+        if "segbench_check" in names:
+            if not arch.segbench:
+                raise StepFailed(f"segbench has no {arch.name} build")
+            progs.append(("segbench_check", guest.build_segbench(
+                arch, out / "segbench", log), ["--check"]))
+    by_name = {name: (name, exe, argv) for name, exe, argv in progs}
+    return out / "init", [by_name[name] for name in names]
+
+
 def target_programs(target, tree):
     """(init, programs) a target boots with: its user_arch build, then its
     user_arch_64 build named NAME_64 unless the name says _64 already (the
@@ -118,11 +146,17 @@ def extra_archs(target):
 
 
 def initramfs(target, tree, cpio, programs, extra_dir=None, label=None,
-              full=False, kernel_dir=None):
+              full=False, kernel_dir=None, init=None):
     """Returns the tests left out (ktap.not_run), as skip results.
     @kernel_dir: the kernel's build directory, whose out-of-tree modules
-    (modules.py) go in too."""
-    init, progs = target_programs(target, tree)
+    (modules.py) go in too.  @init: /init, built already with @programs
+    (some_programs), all static: then nothing else is built or packed (no
+    loader, no libraries: preload.py's files)."""
+    whole = init is None
+    if whole:
+        init, progs = target_programs(target, tree)
+    else:
+        progs = []
     fs = guest.Initramfs(init)
     left_out = ktap.not_run(label or target.name, full)
     skipped = []
@@ -132,7 +166,7 @@ def initramfs(target, tree, cpio, programs, extra_dir=None, label=None,
                                        f"not run here: {left_out[name]}"))
             continue
         fs.add_test(name, exe, argv)
-    for arch in extra_archs(target):
+    for arch in extra_archs(target) if whole else ():
         for path, src in _guest_files.get(arch, ()):
             fs.add_file_at(path, src)
     for path, ko in modules.packed(kernel_dir) if kernel_dir else ():

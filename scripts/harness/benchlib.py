@@ -282,6 +282,21 @@ def write_results_json(repo, name, data, sort_keys=True):
     return path
 
 
+def read_results_json(repo, name, order):
+    """The state a part wrote as results/@name (write_results_json), read
+    back: its "guests" in @order, the order the part runs them (the file
+    sorts them by name); None without the file."""
+    path = Path(repo, "results", name)
+    if not path.exists():
+        return None
+    state = json.loads(path.read_text())
+    rank = {t: i for i, t in enumerate(order)}
+    state["guests"] = dict(sorted(
+        state["guests"].items(),
+        key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
+    return state
+
+
 def replace_readme(repo, markers, section):
     """README.md's region between @markers, which must be there, once."""
     path = Path(repo) / "README.md"

@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """results/ from a `make bench` run: JSON per kernel, REPORT.md, SVG plots
-(gnuplot), and the README's headline section between its markers.
+(gnuplot), and the READMEs' regions between their markers: README.md's
+headline and size paragraph, results/README.md's size figures.
+regions_from_results() gives those regions, and the bench parts' README
+headlines, from the results/ files alone; `python3 -m harness.benchreport
+--readme` (from scripts/) writes them, and tests/host/readme compares them.
 
 Input, from bench.py: the variants (one per kernel: label, target, kind
 "mainline" or "pda", .config, size, the parsed guest runs) and the host's
@@ -10,7 +14,10 @@ The per-kernel JSON holds only what must come out the same on every run
 can be compared with the committed files.
 """
 
+import json
 import os
+import re
+import sys
 import time
 from pathlib import Path
 
@@ -18,10 +25,27 @@ from . import benchlib, benchparts
 from .arches import HOST_32
 from .benchlib import bar_plot, fmt, table, write_results_json
 from .markers import replace_marked
+from .targets import TARGETS
 
 README_BEGIN = "<!-- bench:begin: written by `make bench` from results/; " \
     "do not edit by hand -->"
 README_END = "<!-- bench:end -->"
+# The size sentences: README.md's "Size" paragraph and results/README.md's
+# "Size" section, each between its own markers.
+SIZE_BEGIN = "<!-- size:begin: written by `make bench` from " \
+    "results/bench-*.json; do not edit by hand -->"
+SIZE_END = "<!-- size:end -->"
+SIZE_NOTES_BEGIN = "<!-- size-notes:begin: written by `make bench` from " \
+    "results/bench-*.json; do not edit by hand -->"
+SIZE_NOTES_END = "<!-- size-notes:end -->"
+RESULTS_README = "results/README.md"
+# The results/ files of the comparison that are not one kernel's.
+HOST_JSON = "bench-host.json"
+COSTS_JSON = "bench-option-costs.json"
+# REPORT.md's last line about the run: its minutes.
+TOTAL_LINE = re.compile(r"^Total: ([0-9.]+) min", re.M)
+# The order make bench runs its targets in (bench.BENCH_ORDER).
+BENCH_ORDER = tuple(n for n, t in TARGETS.items() if t.bench)
 
 # Guest rows: (op, what it is), per table.
 SYSCALL_ROWS = [
@@ -514,6 +538,185 @@ def rewrite_readme(text, section):
     return replace_marked(text, README_BEGIN, README_END, section)
 
 
+# ------------------------------------------------------ size sentences
+
+def size_deltas(prs):
+    """[(target, {"text", "data", "bss"}: PDA - mainline)], run order."""
+    return [(t, {k: pda["size"][k] - main["size"][k]
+                 for k in ("text", "data", "bss")}) for t, main, pda in prs]
+
+
+def per_target(deltas, key, unit=""):
+    """"i386-smp +426, arm +328" or "+0 everywhere" / "... , +0 elsewhere":
+    one section of `size vmlinux` (@key) against mainline, per target."""
+    moved = [f"{t} {d[key]:+d}" for t, d in deltas if d[key]]
+    if not moved:
+        return "+0 everywhere"
+    if len(moved) < len(deltas):
+        return ", ".join(moved) + unit + ", +0 elsewhere"
+    return ", ".join(moved) + unit
+
+
+def option_cost(costs, option):
+    return next((c for c in costs if c["option"] == option), None)
+
+
+def size_readme_section(prs, costs):
+    """README.md's "Size" paragraph: every figure from the run's
+    results/bench-*.json and bench-option-costs.json."""
+    deltas = size_deltas(prs)
+    out = ["`make bench` measures the kernels as a user builds them (KUnit "
+           "and the PDA suite off in both, `configs/bench.config`). PDA "
+           "against mainline, `size vmlinux`: text " +
+           per_target(deltas, "text", " bytes") + "; data " +
+           per_target(deltas, "data") + "; bss " +
+           per_target(deltas, "bss") + "."]
+    noseg = option_cost(costs, NOSEG.removeprefix("CONFIG_"))
+    if noseg:
+        t = noseg["target"]
+        out.append(f"`{NOSEG.removeprefix('CONFIG_')}` alone, on {t}: text "
+                   f"{noseg['on']['text'] - noseg['off']['text']:+d} bytes "
+                   "(the bench kernel against one built without it).")
+        pair = next(((m, p) for tt, m, p in prs if tt == t), None)
+        a, b = (ops(pair[0]).get("sys.int80"), ops(pair[1]).get("sys.int80")) \
+            if pair else (None, None)
+        if a and b and "na" not in a and "na" not in b:
+            out.append(f"With it, {t}'s null system call through "
+                       f"`int $0x80` is {cell(b)} instructions against "
+                       f"mainline's {cell(a)} (median).")
+    out.append("Per object and per option: "
+               "[`results/README.md`](results/README.md#size).")
+    return "\n".join([SIZE_BEGIN, "", " ".join(out), "", SIZE_END])
+
+
+def size_notes_section(prs, costs):
+    """results/README.md's "Size" figures: the run's deltas, the objects
+    only the PDA builds have, and what single options cost."""
+    rows, padded = [], []
+    for (t, d), (_, _, pda) in zip(size_deltas(prs), prs):
+        objs = sorted(pda.get("objects", {}).items())
+        inside = sum(s["text"] for _, s in objs)
+        rows.append([t, f"{d['text']:+d}", f"{d['data']:+d}",
+                     f"{d['bss']:+d}",
+                     ", ".join(f"`{o}` {s['text']}" for o, s in objs) or
+                     "none", f"{d['text'] - inside:+d}"])
+        if inside > d["text"]:
+            padded.append(f"on {t} the new objects hold {inside} bytes of "
+                          f"text and `vmlinux`'s text grew by {d['text']}")
+    out = [SIZE_NOTES_BEGIN, "",
+           "`make bench` measures the kernels as a user builds them: KUnit "
+           "and the PDA suite off in both (`configs/bench.config`). PDA "
+           "against mainline, `size vmlinux` in bytes (`REPORT.md`, \"Kernel "
+           "size\"; `bench-<target>.json`):", "",
+           table(["target", "Δ text", "Δ data", "Δ bss",
+                  "text of the objects only the PDA build has",
+                  "Δ text outside them"], rows,
+                 ["---", "---:", "---:", "---:", "---", "---:"]), ""]
+    if padded:
+        out += ["`vmlinux`'s sections are padded to alignment, so its size "
+                "moves in steps: " + "; ".join(padded) + ".", ""]
+    out += ["What single options cost, the same tree with the option on and "
+            "off, same run (`bench-option-costs.json`):", ""]
+    for c in costs:
+        on, off, obj = c["on"], c["off"], c.get("object")
+        out.append(f"- `{c['option']}` on {c['target']}: text "
+                   f"{on['text'] - off['text']:+d}, data "
+                   f"{on['data'] - off['data']:+d}, bss "
+                   f"{on['bss'] - off['bss']:+d}" +
+                   (f"; its own `{obj[0]}`: text {obj[1]['text']}, data "
+                    f"{obj[1]['data']}" if obj else "") + ".")
+    if not costs:
+        out.append("No option was measured on its own in this run.")
+    return "\n".join(out + ["", SIZE_NOTES_END])
+
+
+# ----------------------------------------------- regions from results/
+
+def regions(prs, costs, minutes):
+    """[(file, begin, end, section)]: every region of README.md and
+    results/README.md the comparison writes."""
+    return [("README.md", README_BEGIN, README_END,
+             readme_section(prs, minutes)),
+            ("README.md", SIZE_BEGIN, SIZE_END,
+             size_readme_section(prs, costs)),
+            (RESULTS_README, SIZE_NOTES_BEGIN, SIZE_NOTES_END,
+             size_notes_section(prs, costs))]
+
+
+def rewrite_regions(repo, marked):
+    """Write @marked (regions()) into their files; the files that changed."""
+    written = []
+    for name in dict.fromkeys(f for f, _, _, _ in marked):
+        path = Path(repo) / name
+        text = old = path.read_text()
+        for f, begin, end, section in marked:
+            if f == name:
+                text = replace_marked(text, begin, end, section, name)
+        if text != old:
+            path.write_text(text)
+            written.append(path)
+    return written
+
+
+def variants_from_results(repo):
+    """The variants write() had, read back from results/bench-<label>.json
+    (what the README's regions need: label, target, kind, series options as
+    the config, size, objects, one run's figures), in make bench's order."""
+    out = []
+    for path in sorted(Path(repo, "results").glob("bench-*.json")):
+        if path.name in (HOST_JSON, COSTS_JSON):
+            continue
+        d = json.loads(path.read_text())
+        run = {"info": d["guest"]["info"], "ops": d["guest"]["ops"],
+               "segbench": d["guest"]["segbench"]}
+        out.append({"label": d["label"], "target": d["target"],
+                    "kind": d["kernel"], "source": d["source"],
+                    "cpus": d["cpus"], "config": d["series_options"],
+                    "size": d["size_vmlinux"],
+                    "objects": d["series_objects"],
+                    "runs": [run] * d["identical_boots"]})
+    order = {t: i for i, t in enumerate(BENCH_ORDER)}
+    return sorted(out, key=lambda v: (order.get(v["target"], len(order)),
+                                      v["target"], v["kind"] != "mainline"))
+
+
+def report_minutes(repo):
+    """The minutes REPORT.md says the run took, or None."""
+    path = Path(repo, "results/REPORT.md")
+    m = TOTAL_LINE.search(path.read_text()) if path.exists() else None
+    return float(m.group(1)) if m else None
+
+
+def parts_regions(repo):
+    """[(file, begin, end, section)]: the README headlines of the bench
+    parts that can be written again from their results/ file alone."""
+    out = []
+    for part in benchparts.PARTS:
+        mod = sys.modules[part.write.__module__]
+        load = getattr(mod, "state_from_results", None)
+        state = load(repo) if load else None
+        if state is not None:
+            out.append(("README.md", mod.README_BEGIN, mod.README_END,
+                        mod.readme_section(state)))
+    return out
+
+
+def regions_from_results(repo):
+    """regions() and parts_regions() from results/ as it is: what make bench
+    would write into the READMEs from the same figures, without a run."""
+    costs = json.loads(Path(repo, "results", COSTS_JSON).read_text())
+    minutes = report_minutes(repo)
+    if minutes is None:
+        raise ValueError("results/REPORT.md has no \"Total: N min\" line")
+    return regions(pairs(variants_from_results(repo)), costs, minutes) + \
+        parts_regions(repo)
+
+
+def readme_from_results(repo):
+    """Rewrite the READMEs' regions from results/; the files changed."""
+    return rewrite_regions(repo, regions_from_results(repo))
+
+
 def write(repo, variants, host, series_opts, minutes, partial=False,
           timings=(), option_costs=(), parts=None):
     """parts: {BenchPart key: its state, or None if it did not run}."""
@@ -538,6 +741,22 @@ def write(repo, variants, host, series_opts, minutes, partial=False,
                               timings, option_costs, parts, repo))
     written.append(path)
     if not partial:
-        written.append(benchlib.replace_readme(
-            repo, (README_BEGIN, README_END), readme_section(prs, minutes)))
+        written += rewrite_regions(repo, regions(prs, list(option_costs),
+                                                 minutes))
     return written
+
+
+def main(argv):
+    """python3 -m harness.benchreport --readme (from scripts/): the READMEs'
+    regions written again from results/ as it is, no run."""
+    if argv != ["--readme"]:
+        print(main.__doc__.strip(), file=sys.stderr)
+        return 2
+    repo = Path(__file__).resolve().parents[2]
+    for path in readme_from_results(repo):
+        print(f"wrote {path.relative_to(repo)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

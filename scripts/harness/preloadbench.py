@@ -413,6 +413,12 @@ def readme_section(state):
         "", README_END])
 
 
+def state_from_results(repo):
+    """The state write() had (all of it but the minutes), read back from
+    results/preload.json; None without the file."""
+    return benchlib.read_results_json(repo, "preload.json", ORDER)
+
+
 def write(repo, state, readme):
     """results/preload.json, and the README headline (readme: not after a
     subset of the targets)."""

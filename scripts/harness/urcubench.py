@@ -427,6 +427,12 @@ def readme_section(state):
         "", README_END])
 
 
+def state_from_results(repo):
+    """The state write() had (all of it but the minutes), read back from
+    results/urcu.json; None without the file."""
+    return benchlib.read_results_json(repo, "urcu.json", ORDER)
+
+
 def write(repo, state, readme):
     """results/urcu.json, and the README headline (readme: not after a
     subset of the targets)."""

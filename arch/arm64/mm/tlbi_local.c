@@ -4,9 +4,15 @@
  * address space live on the flushing CPU alone (CONFIG_ARM64_TLBI_LOCAL).
  *
  * Off unless the kernel is booted with tlbi_local=on.  While it is off,
- * a change of address space does exactly what it does without the
- * option (everything here sits behind tlbi_local_key), and every flush
- * broadcasts; only tlbi_broadcast is counted.
+ * a change of address space and every flush do exactly what they do
+ * without the option: each path tests tlbi_local_key once (a NOP with
+ * jump labels) before it reaches anything here, and nothing is counted.
+ *
+ * The counters are vm events (/proc/vmstat), although they are arm64's:
+ * the generic TLB events (NR_TLB_REMOTE_FLUSH and kin) live there too,
+ * only under CONFIG_DEBUG_TLBFLUSH and on x86, and per-CPU vm events are
+ * the cheapest counter the kernel has, read by the same tools.  They are
+ * counted only while the option is on.
  *
  * A CPU holds an mm from the switch that installs its ASID until the next
  * switch, or the reserved TTBR0 and ASID, on that CPU.  That is not
@@ -60,6 +66,8 @@
 enum tlbi_scope { SCOPE_BROADCAST, SCOPE_LOCAL, SCOPE_SKIP };
 
 DEFINE_STATIC_KEY_FALSE(tlbi_local_key);
+/* Tested by the inline flushes, module code included. */
+EXPORT_SYMBOL_GPL(tlbi_local_key);
 
 /* The mm this CPU holds, counted in its nr_active_cpus; NULL for none. */
 static DEFINE_PER_CPU(struct mm_struct *, tlbi_local_mm);
@@ -107,7 +115,7 @@ static void local_flush_tlb_asid(unsigned long asid)
 	 */
 	__tlbi(aside1, arg);
 	__tlbi_user(aside1, arg);
-	dsb(nsh);
+	__tlbi_sync_s1nsh();
 }
 
 /* Every CPU but (if it holds @mm) this one must flush before using @mm. */
@@ -126,7 +134,10 @@ static void tlbi_local_mark_stale(struct mm_struct *mm, bool self)
 
 /*
  * How a leaf-only flush of @mm is done.  Preemption is disabled and the
- * new PTEs are visible (dsb(ishst)).
+ * new PTEs are visible (dsb(ishst)).  The inline callers test
+ * tlbi_local_enabled() first; testing it again keeps the exported entry
+ * points right for a caller that does not: with the key off no CPU is
+ * counted as a holder, and every flush would look skippable.
  */
 static enum tlbi_scope tlbi_local_scope(struct mm_struct *mm)
 {
@@ -181,7 +192,7 @@ void tlbi_local_flush_page(struct mm_struct *mm, unsigned long uaddr,
 		__tlbi(vale1, addr);
 		__tlbi_user(vale1, addr);
 		if (sync)
-			dsb(nsh);
+			__tlbi_sync_s1nsh();
 		break;
 	case SCOPE_SKIP:
 		break;
@@ -233,7 +244,7 @@ void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
 					     asid, tlb_level, true,
 					     lpa2_is_enabled());
 		}
-		dsb(nsh);
+		__tlbi_sync_s1nsh();
 		break;
 	case SCOPE_SKIP:
 		break;

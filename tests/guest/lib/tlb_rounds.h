@@ -292,6 +292,7 @@ static inline void tlb_concurrent_rounds(struct __test_metadata *_metadata,
 	TLB_EXPECT_NO_FAILURES(e);
 	snprintf(what, sizeof(what), "concurrent %s", ops->name);
 	TLB_VMSTAT_PRINT(what, &before, &after);
+	TLB_EXPECT_OFF_UNCOUNTED(what, &before, &after);
 	pda_stat("migrations", e->migrations);
 }
 

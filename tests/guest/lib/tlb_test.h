@@ -849,11 +849,12 @@ static inline void tlb_flush_end(struct tlb_paths *p)
 
 /*
  * Prints the phase's mode, flushes and counters, and asserts the path
- * they took.  Booted without tlbi_local=on: no flush local or skipped.
- * With it, occupied (the flusher's CPU the only one holding the mm):
- * every flush local or skipped, and catch-up where the mm ran elsewhere
- * afterwards; lazy (the other CPUs idle, still holding it): every flush
- * broadcast.  On arm64 the counters must exist: a kernel that lacks them
+ * they took, each outcome whole.  Booted without tlbi_local=on: nothing
+ * counted in the whole phase (mainline's path).  With it, occupied (the
+ * flusher's CPU the only one holding the mm): every one of the test's
+ * flushes local or skipped and none broadcast, and catch-up where the mm
+ * ran elsewhere afterwards; lazy (the other CPUs idle, still holding
+ * it): every one broadcast and none local or skipped.  On arm64 the counters must exist: a kernel that lacks them
  * would pass every check unseen.  A kernel that turned the local path off
  * by itself (CnP, say) fails on purpose, quoting its "tlbi_local:" boot
  * message.
@@ -861,7 +862,7 @@ static inline void tlb_flush_end(struct tlb_paths *p)
 #define TLB_PATHS_EXPECT(what, p)					\
 	do {								\
 		struct tlb_vmstat __end;				\
-		unsigned long long __lo, __all_lo, __cu;		\
+		unsigned long long __lo, __bc, __cu;			\
 		char __says[160];					\
 									\
 		tlb_vmstat_read(&__end);				\
@@ -880,28 +881,25 @@ static inline void tlb_flush_end(struct tlb_paths *p)
 		       (p)->during[TLB_VM_SKIPPED]);			\
 		__lo = (p)->during[TLB_VM_LOCAL] +			\
 		       (p)->during[TLB_VM_SKIPPED];			\
-		__all_lo = tlb_vm_delta(&(p)->start, &__end, TLB_VM_LOCAL) + \
-			   tlb_vm_delta(&(p)->start, &__end, TLB_VM_SKIPPED); \
+		__bc = (p)->during[TLB_VM_BCAST];			\
 		__cu = tlb_vm_delta(&(p)->start, &__end, TLB_VM_CATCHUP); \
 		if (!tlb_local_on()) {					\
-			EXPECT_EQ(0ULL, __all_lo) {			\
-				TH_LOG("%s: booted without tlbi_local=on, yet flushes were local or skipped", \
-				       what);				\
-			}						\
+			TLB_EXPECT_OFF_UNCOUNTED(what, &(p)->start, &__end); \
 			break;						\
 		}							\
 		if ((p)->mode == TLB_LAZY) {				\
-			EXPECT_LE((unsigned long long)(p)->flushes,	\
-				  (p)->during[TLB_VM_BCAST]) {		\
-				TH_LOG("%s: fewer broadcasts than flushes while the other CPUs held the mm", \
-				       what);				\
+			EXPECT_TRUE(__bc == (unsigned long long)(p)->flushes && \
+				    __lo == 0) {			\
+				TH_LOG("%s: %ld flushes while the other CPUs held the mm: %llu broadcast, %llu local or skipped; want all broadcast", \
+				       what, (p)->flushes, __bc, __lo);	\
 			}						\
 			break;						\
 		}							\
-		EXPECT_LE((unsigned long long)(p)->flushes, __lo) {	\
-			TH_LOG("%s: a flush was not local although the flusher ran alone; the kernel logged: %s", \
-			       what, tlb_kernel_says(__says,		\
-						     sizeof(__says)));	\
+		EXPECT_TRUE(__lo == (unsigned long long)(p)->flushes &&	\
+			    __bc == 0) {				\
+			TH_LOG("%s: %ld flushes by the only holder: %llu local or skipped, %llu broadcast; want all local or skipped; the kernel logged: %s", \
+			       what, (p)->flushes, __lo, __bc,		\
+			       tlb_kernel_says(__says, sizeof(__says)));	\
 		}							\
 		if ((p)->catchup_due && (p)->flushes) {			\
 			EXPECT_LT(0ULL, __cu) {				\

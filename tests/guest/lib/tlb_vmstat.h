@@ -4,8 +4,9 @@
  * which an arm64 kernel with CONFIG_ARM64_TLBI_LOCAL keeps: reading them
  * (tlb_vmstat_read()), their growth (tlb_vm_delta(), TLB_VMSTAT_PRINT()),
  * whether the kernel was booted with tlbi_local=on (tlb_local_on()), what
- * it said about it (tlb_kernel_says()), and TLB_EXPECT_COUNTERS(), which
- * fails on arm64 when they are missing.  lib/tlb_test.h's checks and
+ * it said about it (tlb_kernel_says()), TLB_EXPECT_OFF_UNCOUNTED(), which
+ * fails when they grow with the option off, and TLB_EXPECT_COUNTERS(),
+ * which fails on arm64 when they are missing.  lib/tlb_test.h's checks and
  * tlb_module use them.
  *
  * Header only.  Wants kselftest_harness.h included before it.
@@ -145,6 +146,26 @@ static inline unsigned long long tlb_vm_delta(const struct tlb_vmstat *a,
 		       tlb_vm_delta(a, b, TLB_VM_LOCAL),		\
 		       tlb_vm_delta(a, b, TLB_VM_SKIPPED),		\
 		       tlb_vm_delta(a, b, TLB_VM_CATCHUP));		\
+	} while (0)
+
+/*
+ * Booted without tlbi_local=on, every flush takes mainline's path and
+ * counts nothing: none of the four counters may grow from @a to @b.
+ */
+#define TLB_EXPECT_OFF_UNCOUNTED(what, a, b)				\
+	do {								\
+		unsigned long long __n = 0;				\
+		int __k;						\
+									\
+		if (tlb_local_on() || (a)->present != TLB_VM_NR ||	\
+		    (b)->present != TLB_VM_NR)				\
+			break;						\
+		for (__k = 0; __k < TLB_VM_NR; __k++)			\
+			__n += tlb_vm_delta(a, b, __k);			\
+		EXPECT_EQ(0ULL, __n) {					\
+			TH_LOG("%s: booted without tlbi_local=on, yet flushes were counted (local, skipped or broadcast): the off path is not mainline's", \
+			       what);					\
+		}							\
 	} while (0)
 
 /* No counters: a failure on arm64, where the kernel must have them. */

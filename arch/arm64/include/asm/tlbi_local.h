@@ -12,7 +12,7 @@
 
 struct mm_struct;
 
-/* Used behind IS_ENABLED(CONFIG_ARM64_TLBI_LOCAL) only. */
+/* Called when tlbi_local_enabled(): never without the option. */
 void tlbi_local_flush_page(struct mm_struct *mm, unsigned long uaddr,
 			   bool sync);
 void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,

@@ -97,7 +97,7 @@ static inline int tlb_local_on(void)
 {
 	char val[32];
 
-	if (cmdline_get("tlbi_local", val, sizeof(val)))
+	if (cmdline_get("tlbi_local", val, sizeof(val)) || !val[0])
 		return 0;
 	return strchr("yYtT1", val[0]) ||
 	       ((val[0] == 'o' || val[0] == 'O') &&

@@ -45,7 +45,8 @@ def main(argv):
     f.add_argument("--seed", type=seed_arg,
                    help="the fuzzers' seed (default: a random one)")
     sub.add_parser("run", help=f"build {run.TARGET}, boot it, show the "
-                   "CPU-number methods with their cost")
+                   "CPU-number methods: guest instructions beside host "
+                   "cycles")
     b = sub.add_parser("bench", help="mainline 6.12 against PDA, per "
                        "target; writes results/REPORT.md and the README "
                        "headline")

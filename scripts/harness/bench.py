@@ -239,21 +239,26 @@ def boot_variant(target, label, bdir, cpio, timings):
 
 # ------------------------------------------------------------ host
 
-def host_segbench():
+def host_segbench(args=(), where="bench-host"):
     """segbench natively: the i386 build, as tools/segbench/record.sh
     does, or the x86-64 build on a host that cannot run 32-bit programs
-    (its rows that need 32-bit mode are then not measured)."""
+    (its rows that need 32-bit mode are then not measured).  @args: more
+    of segbench's arguments (make run's --filter); @where: the build and
+    log directory's name.  The JSON, with "build" and "log" added."""
     can, how = hostcaps.i386()
     arch = HOST_32 if can else HOST
-    out = BUILD / "bench-host"
-    log = reset_log(LOGS / "bench-host" / "segbench.log")
+    out = BUILD / where
+    log = reset_log(LOGS / where / "segbench.log")
+    what = " ".join(("segbench",) + tuple(args))
     say(f"[host] executes 32-bit x86 programs: {how}")
-    with Phase("host", f"segbench, native {arch.name} (cycles)", log):
+    with Phase("host", f"{what}, native {arch.name} (cycles)", log):
         exe = guest.build_segbench(arch, out / arch.name, log)
         res = out / "segbench.json"
-        run([exe, "--json", "-o", res], log, what="segbench on the host")
+        run([exe, *args, "--json", "-o", res], log,
+            what=f"{what} on the host")
     host = json.loads(res.read_text())
     host["build"] = arch.name
+    host["log"] = str(log)
     if not can:
         host["not_measured"] = "needs 32-bit mode; this host cannot run " \
             f"32-bit x86 programs ({hostcaps.why_not()})"

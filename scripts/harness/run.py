@@ -40,7 +40,7 @@ def main():
     target = TARGETS[TARGET]
     bdir = targetrun.kernel(target, tree)
     cpio = BUILD / target.name / "run-initramfs.cpio"
-    packed = user_space(target, tree, cpio)
+    user_space(target, tree, cpio)
     outcome, rep, console, _ = targetrun.boot_qemu(
         target, bdir, cpio, 900, label="run", icount=True,
         extra_args="pda.icount")
@@ -52,8 +52,7 @@ def main():
             say(line)
     rows = runcost.guest_rows(text, "segbench")
     if rows:
-        hosts, why = runcost.hosts(
-            packed["segbench"], [name for name, fig, _ in rows if fig])
+        hosts, why = runcost.hosts([name for name, fig, _ in rows if fig])
         say("")
         for line in runcost.table(rows, hosts, why):
             say(line)

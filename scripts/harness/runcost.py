@@ -8,10 +8,10 @@ cycle.  So beside the guest's counts of each cpu.* row it printed go
 host cycles, from one of two places, each labelled:
 
   this run      segbench run natively on this host now, as make bench
-                does (bench.host_segbench): the i386 build, the guest's
-                own binary; the x86-64 build on a host that cannot run
-                32-bit programs (hostcaps.py), whose rows that need
-                32-bit mode are then skipped
+                runs it (bench.host_segbench): the i386 build; the x86-64
+                build on a host that cannot run 32-bit programs
+                (hostcaps.py), whose rows that need 32-bit mode are then
+                skipped
   results/      the records tools/segbench/record.sh wrote,
                 results/host-<cpu>.json, one column per machine, each
                 named with its file, machine and date: instead of this
@@ -26,10 +26,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import guest, hostcaps, ktap
-from .arches import ARCHES, HOST, HOST_32
-from .paths import BUILD, LOGS, REPO
-from .progress import Phase, StepFailed, reset_log, run, say
+from . import bench, ktap
+from .arches import ARCHES, HOST
+from .paths import REPO
+from .progress import StepFailed
 
 PREFIX = "cpu."
 RESULTS = REPO / "results"
@@ -139,39 +139,26 @@ def recorded(results=RESULTS):
     return hosts
 
 
-def native(segbench_i386):
-    """segbench's cpu.* rows, measured on this host now: @segbench_i386
-    (the guest's static i386 build) where the host runs 32-bit programs,
-    else the x86-64 build.  StepFailed when it cannot."""
+def native():
+    """segbench's cpu.* rows, measured on this host now as make bench
+    measures it (bench.host_segbench).  StepFailed when it cannot."""
     if platform.machine() != HOST.name:
         raise StepFailed(f"not an x86 host ({platform.machine()})")
-    log = reset_log(LOGS / "run-host" / "segbench.log")
-    can, how = hostcaps.i386()
-    say(f"[host] executes 32-bit x86 programs: {how}")
-    build = (HOST_32 if can else HOST).name
-    out = BUILD / "run-host"
-    res = out / "segbench-cpu.json"
-    with Phase("host", f"segbench --filter {PREFIX}, native {build} "
-               "(cycles)", log):
-        exe = segbench_i386 if can else \
-            guest.build_segbench(HOST, out / HOST.name, log)
-        res.parent.mkdir(parents=True, exist_ok=True)
-        run([exe, "--filter", PREFIX, "--json", "-o", res], log,
-            what=f"segbench --filter {PREFIX} on the host", timeout=600)
-    data = json.loads(res.read_text())
+    data = bench.host_segbench(("--filter", PREFIX), "run-host")
     if not data.get("meaningful", True):
         raise StepFailed("segbench finds an emulated CPU here: its cycles "
                          "mean nothing")
     return host_from(data, f"this host now, segbench --filter {PREFIX}, "
-                     f"the {build} build (log {log})", THIS_RUN)
+                     f"the {data['build']} build (log {data['log']})",
+                     THIS_RUN)
 
 
-def hosts(segbench_i386, wanted, measure=native, results=RESULTS):
+def hosts(wanted, measure=native, results=RESULTS):
     """([Host], why): this host's cycles of the methods @wanted, and the
     records in @results when it could not measure them all, or at all;
     why: why the records are shown ("" when they are not)."""
     try:
-        mine = measure(segbench_i386)
+        mine = measure()
     except (StepFailed, OSError, ValueError) as e:
         lines = str(e).strip().splitlines()
         return recorded(results), ("this run measured no host cycles: " +

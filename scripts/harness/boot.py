@@ -143,11 +143,9 @@ def qemu(target, image, initrd, console, timeout, accel, append,
                     ktap.packed_tests(initrd))
 
 
-# An Atom N270: a real 32-bit-only CPU, and one Linux accepts for SMP
-# (Bochs's default AMD model makes init_amd() WARN on SMP).
 BOCHSRC = """\
 megs: 512
-cpu: model=atom_n270, count={cpus}, ips=200000000, reset_on_triple_fault=0
+cpu: model={model}, count={count}, ips=200000000, reset_on_triple_fault=0
 romimage: file=/usr/share/bochs/BIOS-bochs-latest
 vgaromimage: file=/usr/share/vgabios/vgabios.bin
 ata0-master: type=cdrom, path={iso}, status=inserted
@@ -161,15 +159,16 @@ clock: sync=none, time0=local
 """
 
 
-def bochs(iso, workdir, console, timeout, cpus, target_name="bochs",
+def bochs(iso, workdir, console, timeout, count, model, target_name="bochs",
           packed=()):
-    """Boot the isolinux ISO in Bochs; stop it after the final TAP line.
-    @packed: the tests its initramfs holds."""
+    """Boot the isolinux ISO in Bochs on CPU @model, @count of them (its
+    count=); stop it after the final TAP line.  @packed: the tests its
+    initramfs holds."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     rc = workdir / "bochsrc"
-    rc.write_text(BOCHSRC.format(cpus=cpus, iso=iso, serial=console,
-                                 log=workdir / "bochs.log"))
+    rc.write_text(BOCHSRC.format(count=count, model=model, iso=iso,
+                                 serial=console, log=workdir / "bochs.log"))
     cont = workdir / "continue.rc"
     cont.write_text("c\n")
     Path(console).unlink(missing_ok=True)

@@ -79,10 +79,13 @@ def qemu_target(name, tree, extra, args="", full=False):
 def bochs_target(name, tree, extra, args="", full=False, programs=None,
                  label=None):
     """A QEMU target's bzImage on an isolinux ISO, in Bochs.  programs:
-    the names to run (default: all); label: the run's, for its logs."""
+    the names to run (default: the target's, else all); label: the run's,
+    for its logs."""
     kernel, cpus = TARGETS[name].kernel, TARGETS[name].cpus
     target = TARGETS[kernel]
-    bdir = BUILD / target.name
+    programs = programs or TARGETS[name].programs or None
+    # Configured and built once per run, by its QEMU target's boot or here.
+    bdir = targetrun.kernel(target, tree)
     label = label or name
     cpio = BUILD / label / "initramfs.cpio"
     cpio.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +102,8 @@ def bochs_target(name, tree, extra, args="", full=False, programs=None,
     # 9600 a boot took 91 s instead of 48, and cpu_agree 8 s instead of 1.
     args = (f"initrd={cpio.name} console=ttyS0,115200 panic=-1 "
             f"pda.cpus={cpus} "
-            f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs pda.emul {args}").strip()
+            f"pda.timeout={BOCHS_TIMEOUT // 3} pda.bochs pda.emul "
+            f"{TARGETS[name].append} {args}").strip()
     with Phase(label, "make isoimage", log), \
             targetrun.build_lock(target.name):
         kbuild.build(target, tree, bdir, log,
@@ -110,7 +114,9 @@ def bochs_target(name, tree, extra, args="", full=False, programs=None,
     with Phase(label, f"boot + tests in Bochs ({kernel}, {cpus} CPUs)",
                console):
         outcome, rep = boot.bochs(iso, BUILD / label, console, BOCHS_TIMEOUT,
-                                  cpus, name, ktap.packed_tests(cpio))
+                                  TARGETS[name].bochs_count or cpus,
+                                  TARGETS[name].bochs_cpu, name,
+                                  ktap.packed_tests(cpio))
     rep.results += skipped
     say(f"[{label}] {boot.describe(outcome, rep)}")
     boot.report_lines(rep, console)

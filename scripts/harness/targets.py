@@ -36,6 +36,10 @@ class Target:
     # Who boots it, beyond `pda check --only` and `pda quick`.
     check: bool = False         # make check
     bochs: bool = False         # make check, in Bochs: kernel's on an ISO
+    bochs_cpu: str = ""         # Bochs's CPU model, for a bochs target
+    # and its count= (processors:cores:threads); default: cpus processors
+    bochs_count: str = ""
+    programs: tuple = ()        # the guest programs it runs (default: all)
     debug: bool = False         # make check-full, as NAME-debug too
     soak: Soak = None           # make check-full's soak, at these scales
     bench: bool = False         # make bench: pda_bench and segbench
@@ -58,7 +62,8 @@ def variant(base, name, **changes):
     """Another boot of base's: its fields but the name and @changes, and
     in none of base's runs (make check, bench...) unless @changes says."""
     return replace(base, **{**dict(
-        name=name, check=False, bochs=False, debug=False, soak=None,
+        name=name, check=False, bochs=False, bochs_cpu="", bochs_count="",
+        programs=(), debug=False, soak=None,
         bench=False, census=False, preload_bench=False, tlb_bench=False,
         hotplug_goal=False, fuzz_goal=False, icount_cpus=0), **changes})
 
@@ -97,7 +102,7 @@ TARGETS = {
     # model has; x86_64_cpu_model holds the kernel to it.
     "x86_64": Target("x86_64", X86_64, ("base", "x86", "x86_64"), 4,
                      "max,-smap", I386, X86_64,
-                     append="pda.fsgsbase=1 pda.smap=0", tcg=True,
+                     append="pda.fsgsbase=1 pda.smap=0 pda.kvm=svm", tcg=True,
                      check=True, debug=True,
                      soak=Soak(5, 10, (("getcpu_cache_fuzz", 50),
                                        ("getcpu_cache_fuzz_64", 50),
@@ -107,7 +112,8 @@ TARGETS = {
     "x86_64-nofsgsbase": Target("x86_64-nofsgsbase", X86_64,
                                 ("base", "x86", "x86_64"), 4, "qemu64", I386,
                                 X86_64, kernel="x86_64",
-                                append="pda.fsgsbase=0 pda.smap=0", tcg=True,
+                                append="pda.fsgsbase=0 pda.smap=0 pda.kvm=svm",
+                                tcg=True,
                                 check=True,
                                 soak=Soak(2, fuzz=(("x86_64_gs_fuzz_64",
                                                     20),))),
@@ -138,13 +144,30 @@ TARGETS["arm64-tlbi-off"] = variant(TARGETS["arm64"], "arm64-tlbi-off",
 # user memory (getcpu_cache's word, the %gs base reads) under SMAP.
 TARGETS["x86_64-smap"] = variant(TARGETS["x86_64"], "x86_64-smap",
                                  kernel="x86_64", qemu_cpu="max",
-                                 append="pda.fsgsbase=1 pda.smap=1")
+                                 append="pda.fsgsbase=1 pda.smap=1 pda.kvm=svm")
 # The i386 kernels' bzImage on an isolinux ISO, in Bochs: bochs-up is the
-# legacy single-core machine with CONFIG_X86_PDA_UP_NOSEG.
+# legacy single-core machine with CONFIG_X86_PDA_UP_NOSEG.  An Atom N270:
+# a real 32-bit-only CPU, and one Linux accepts for SMP (Bochs's default
+# AMD model makes init_amd() WARN on SMP).
 TARGETS["bochs"] = variant(TARGETS["i386-smp"], "bochs", cpus=2,
-                           kernel="i386-smp", check=True, bochs=True)
+                           kernel="i386-smp", check=True, bochs=True,
+                           bochs_cpu="atom_n270")
 TARGETS["bochs-up"] = variant(TARGETS["i386-up"], "bochs-up", cpus=1,
-                              kernel="i386-up", check=True, bochs=True)
+                              kernel="i386-up", check=True, bochs=True,
+                              bochs_cpu="atom_n270")
+# The x86_64 kernel in Bochs on a Sandy Bridge: Intel's VMX, which QEMU's
+# TCG does not emulate, and no FSGSBASE, so KVM's VMX exit restores a
+# VMM thread's %gs the way the non-FSGSBASE context switch saved it.  Its
+# CPUs are cores of one package: as two packages, Bochs's CPUID sets HT
+# with fewer logical CPUs than cores, and parse_legacy() WARNs.
+TARGETS["bochs-vmx"] = variant(TARGETS["x86_64-nofsgsbase"], "bochs-vmx",
+                               cpus=2, kernel="x86_64", check=True,
+                               bochs=True,
+                               append="pda.fsgsbase=0 pda.smap=0 pda.kvm=vmx",
+                               bochs_cpu="corei7_sandy_bridge_2600k",
+                               bochs_count="1:2:1",
+                               programs=("x86_64_cpu_model_64",
+                                         "x86_64_kvm_gs_64"))
 
 # make check's boots, in order.
 CHECK_ORDER = tuple(n for n, t in TARGETS.items() if t.check)

@@ -19,6 +19,7 @@
 
 #include "kselftest_harness.h"
 #include "lib/cmdline.h"
+#include "lib/cpuinfo.h"
 
 #ifndef HWCAP2_FSGSBASE
 #define HWCAP2_FSGSBASE		(1 << 1)
@@ -33,30 +34,6 @@ static int declared(const char *key)
 	    (strcmp(val, "0") && strcmp(val, "1")))
 		return -1;
 	return val[0] == '1';
-}
-
-/* Is @flag among the first CPU's flags in /proc/cpuinfo?  -1: unreadable */
-static int cpuinfo_flag(const char *flag)
-{
-	char line[4096], *tok, *save;
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	int found = -1;
-
-	if (!f)
-		return -1;
-	while (found < 0 && fgets(line, sizeof(line), f)) {
-		char *list = strchr(line, ':');
-
-		if (strncmp(line, "flags", 5) || !list)
-			continue;
-		found = 0;
-		for (tok = strtok_r(list + 1, " \n", &save); tok;
-		     tok = strtok_r(NULL, " \n", &save))
-			if (!strcmp(tok, flag))
-				found = 1;
-	}
-	fclose(f);
-	return found;
 }
 
 TEST(fsgsbase)

@@ -7,9 +7,10 @@
  * a base saved wrong shows right after the exit, before any context
  * switch could reload it.
  *
- * QEMU's TCG emulates AMD's SVM, not Intel's VMX, so in the harness's
- * guests this runs the SVM path (VMSAVE/VMLOAD); the VMX path's save and
- * restore is replayed by the KUnit case pda_vmx_exit_gs_base_test.
+ * The target names the extension on the command line, pda.kvm=svm or
+ * pda.kvm=vmx: then the CPU must report it and KVM must run, no skip.
+ * QEMU's TCG emulates AMD's SVM (VMSAVE/VMLOAD restore the bases); the
+ * bochs-vmx target runs Intel's VMX in Bochs, on a CPU without FSGSBASE.
  *
  * - exit_keeps_base: pinned on each online CPU in turn, a vCPU that exits
  *   to user space at every OUT instruction; after each KVM_RUN the
@@ -30,6 +31,8 @@
 
 #include "kselftest_harness.h"
 
+#include "lib/cmdline.h"
+#include "lib/cpuinfo.h"
 #include "lib/pda_test.h"
 
 #define GUEST_PHYS	0x1000
@@ -64,6 +67,7 @@ FIXTURE_SETUP(vmm)
 	};
 	struct kvm_sregs sregs;
 	struct kvm_regs regs = { .rip = GUEST_PHYS, .rflags = 0x2 };
+	char ext[8];
 	int size;
 
 	self->vm = self->vcpu = -1;
@@ -76,6 +80,17 @@ FIXTURE_SETUP(vmm)
 	ASSERT_EQ(PDA_USER_SELECTOR, pda_read_seg());
 
 	self->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (!cmdline_get("pda.kvm", ext, sizeof(ext))) {
+		ASSERT_EQ(1, cpuinfo_flag(ext)) {
+			TH_LOG("the target declares pda.kvm=%s; the CPU does not report it",
+			       ext);
+		}
+		ASSERT_LE(0, self->kvm) {
+			TH_LOG("pda.kvm=%s but no /dev/kvm: %s", ext,
+			       strerror(errno));
+		}
+		TH_LOG("KVM on %s", ext);
+	}
 	if (self->kvm < 0)
 		SKIP(return, "no /dev/kvm (%s): the kernel has no KVM, or the CPU model no SVM or VMX",
 		     strerror(errno));

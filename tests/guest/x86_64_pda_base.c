@@ -25,6 +25,10 @@
  *   selectors).
  * - arch_set_gs_leaves_pda: ARCH_SET_GS gives the thread a plain base
  *   and a null selector, as for any other selector.
+ * - null_selector_after_pda: a thread that held the selector, was switched
+ *   out and back, then loads a null %gs itself keeps the base the load
+ *   left (0, on a CPU that clears it) across its next switches, as after
+ *   any other selector: the switch-out saved no base for the selector.
  */
 #define _GNU_SOURCE
 #include <asm/prctl.h>
@@ -340,6 +344,33 @@ TEST_F(base, arch_set_gs_leaves_pda)
 	EXPECT_EQ(0, pda_init_thread());
 	EXPECT_EQ(PDA_USER_SELECTOR, pda_read_seg());
 	EXPECT_EQ(cpu, pda_cpu_raw());
+}
+
+TEST_F(base, null_selector_after_pda)
+{
+	/* CPU 0's base is 0 too: a stale base shows on another CPU only. */
+	int cpu = self->cpus[self->n - 1], i;
+	unsigned long after_load;
+
+	if (self->n < 2)
+		SKIP(return, "one CPU online: CPU 0's segment base is 0 too");
+	ASSERT_EQ(0, pda_test_pin(cpu));
+	usleep(1000);		/* switched out and in holding the selector */
+	ASSERT_EQ(cpu, pda_cpu_raw());
+	asm volatile("mov %0, %%gs" : : "r" (0));
+	after_load = pda_test_gs_base();
+	if (after_load)
+		SKIP(return, "this CPU keeps the base on a null selector load (%#lx): Linux promises nothing then",
+		     after_load);
+	for (i = 0; i < 8; i++) {
+		usleep(1000);
+		EXPECT_EQ(0, pda_read_seg());
+		EXPECT_EQ(0UL, pda_test_gs_base()) {
+			TH_LOG("switch %d on CPU %d: a null %%gs got a base back",
+			       i, cpu);
+		}
+	}
+	EXPECT_EQ(0, pda_init_thread());
 }
 
 TEST_HARNESS_MAIN

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for the user per-CPU segment: the descriptor we encode for
- * every possible CPU, the copy that every online CPU's GDT holds, and, on
- * 64-bit kernels, the base KVM's VMX exit gives back to a VMM thread.
+ * every possible CPU, and the copy that every online CPU's GDT holds.
  */
 
 #include <kunit/test.h>
@@ -10,11 +9,7 @@
 #include <linux/cpumask.h>
 #include <linux/smp.h>
 
-#include <linux/workqueue.h>
-
 #include <asm/desc.h>
-#include <asm/gsseg.h>
-#include <asm/msr.h>
 #include <asm/pda.h>
 #include <asm/segment.h>
 
@@ -105,89 +100,11 @@ static void pda_cpu_sees_desc_test(struct kunit *test)
 	cpus_read_unlock();
 }
 
-/*
- * current_save_fsgs() is exported for KVM only, so a module build of this
- * suite in a kernel without KVM leaves the case out.
- */
-#if defined(CONFIG_X86_64) && \
-	(IS_BUILTIN(CONFIG_X86_PDA_USER_SEG_KUNIT_TEST) || IS_ENABLED(CONFIG_KVM))
-#define PDA_VMX_GS_CASE
-
-struct pda_vmx_gs {
-	unsigned long saved;	/* the gs base current_save_fsgs() saved */
-	unsigned long want;	/* this CPU's segment base */
-};
-
-/*
- * A VMM thread's %gs across a VM entry and exit, the way KVM's VMX handles
- * it: vmx_prepare_switch_to_guest() saves the host bases with
- * current_save_fsgs(); vmx_prepare_switch_to_host() reloads the selector
- * and then writes the saved inactive base over it, so the saved base is
- * what the thread gets.  Without FSGSBASE it comes from save_base_legacy(),
- * which must record this CPU's base for the PDA selector rather than 0.  Runs in a kworker bound to
- * the CPU, with preemption off so that no context switch sees the
- * borrowed selector; its own selector, bases and saved state are put back.
- */
-static long pda_vmx_gs_on_this_cpu(void *info)
-{
-	struct pda_vmx_gs *r = info;
-	struct thread_struct *t = &current->thread;
-	unsigned short old_fsindex = t->fsindex, old_gsindex = t->gsindex;
-	unsigned long old_fsbase = t->fsbase, old_gsbase = t->gsbase;
-	unsigned long old_inactive;
-	unsigned short old_sel;
-
-	preempt_disable();
-	savesegment(gs, old_sel);
-	rdmsrl(MSR_KERNEL_GS_BASE, old_inactive);
-
-	load_gs_index(PDA_USER_SELECTOR);
-	current_save_fsgs();
-	r->saved = t->gsbase;
-	r->want = pda_user_seg_base(smp_processor_id());
-
-	load_gs_index(old_sel);
-	wrmsrl(MSR_KERNEL_GS_BASE, old_inactive);
-	t->fsindex = old_fsindex;
-	t->gsindex = old_gsindex;
-	t->fsbase = old_fsbase;
-	t->gsbase = old_gsbase;
-	preempt_enable();
-	return 0;
-}
-
-static void pda_vmx_exit_gs_base_test(struct kunit *test)
-{
-	unsigned int cpu;
-
-	if (!pda_user_seg_provided())
-		kunit_skip(test, "no user per-CPU segment under Xen PV");
-	/* CPU 0's base is 0: a base lost to 0 shows on the others only. */
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "one CPU online: a zeroed base cannot show");
-
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		struct pda_vmx_gs r = { };
-
-		work_on_cpu(cpu, pda_vmx_gs_on_this_cpu, &r);
-		KUNIT_EXPECT_EQ_MSG(test, r.want, pda_user_seg_base(cpu),
-				    "CPU %u", cpu);
-		/* VMX writes this back over the reloaded selector. */
-		KUNIT_EXPECT_EQ_MSG(test, r.saved, r.want, "CPU %u", cpu);
-	}
-	cpus_read_unlock();
-}
-#endif
-
 static struct kunit_case pda_user_seg_cases[] = {
 	KUNIT_CASE(pda_selector_abi_test),
 	KUNIT_CASE(pda_desc_encoding_test),
 	KUNIT_CASE(pda_gdt_holds_desc_test),
 	KUNIT_CASE(pda_cpu_sees_desc_test),
-#ifdef PDA_VMX_GS_CASE
-	KUNIT_CASE(pda_vmx_exit_gs_base_test),
-#endif
 	{}
 };
 

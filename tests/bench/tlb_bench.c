@@ -31,7 +31,26 @@
  *			once; the parent waits (ops: fork + exec + exit)
  *	ctxsw		two processes (two mms, so switch_mm() runs), both
  *			pinned to CPU 0, ping-pong one byte over pipes (ops:
- *			switches, half a round trip each)
+ *			switches, half a round trip each: 4 * ITERS)
+ *	tlbshoot	after stress-ng's tlb-shootdown stressor (the load of
+ *			Ryan Roberts' 2025 arm64 RFC), in this program's own
+ *			code and with a fixed amount of work: one instance
+ *			per CPU, each a process with a 512-page shared
+ *			anonymous mapping and a 4-page shared file mapping
+ *			and max(2, min(8, CPUs)) forked children.  A child's
+ *			op: mprotect one page RO and read it, WO and write it;
+ *			mprotect the whole mapping RO, read every cache line
+ *			of it in a scattered order, WO, write them, RW;
+ *			MADV_DONTNEED one page of each mapping and touch it;
+ *			msync(MS_ASYNC) the file.  The instance's op:
+ *			MADV_DONTNEED a page of the file, write it, msync,
+ *			again with a read; the same twice on the anonymous
+ *			mapping without msync; MADV_COLLAPSE and
+ *			MADV_NOHUGEPAGE on both, msync.  Every child starts
+ *			on CPU 0 and all move to CPU 1 halfway (stress-ng
+ *			moves them on every second); the instances run on any
+ *			CPU.  ITERS / TLBSHOOT_SCALE ops per process (ops:
+ *			those of every child and instance)
  *
  * Per repetition it reads the /proc/vmstat tlbi_* counters before and
  * after the work (once every process has finished the work but before
@@ -57,13 +76,16 @@
  *
  * COUNTER is tlbi_broadcast, tlbi_local, tlbi_skipped or tlbi_catchup.
  *
- * Usage: tlb_bench [-r REPS] [-n ITERS] [WORKLOAD...]  (default: all but
- * ctxsw).  ITERS scales the per-process loop counts.  Exit 0, or 1 if
+ * Usage: tlb_bench [-r REPS] [-n ITERS] [WORKLOAD[=ITERS]...]  (default:
+ * all but ctxsw and tlbshoot).  ITERS scales the per-process loop counts;
+ * WORKLOAD=ITERS sets them for that workload alone (ctxsw wants many more
+ * switches than the flush workloads want operations).  Exit 0, or 1 if
  * something that must work (a fork, a pipe, a mapping) failed.
  * "tlb_bench --exit" exits at once: forkexec's child.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -71,6 +93,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -96,6 +119,12 @@ static long iters = 200;
  * iters / MADV_SCALE times per thread.
  */
 #define MADV_SCALE		8
+/*
+ * A tlbshoot op of a child touches each of the 32,768 cache lines of its
+ * 512 pages twice and changes the protection of all 512 three times: it
+ * loops iters / TLBSHOOT_SCALE times per process.
+ */
+#define TLBSHOOT_SCALE		8
 static int ncpus;
 static int failed;
 static const char *unit = "ns";
@@ -329,9 +358,11 @@ static void mprotect_worker(struct gate *g, int cpu)
 
 /*
  * Runs @worker(cpu) in @n forked processes, one per CPU, for one
- * repetition; returns 0 and fills @t, @a, @b.
+ * repetition; returns 0 and fills @t, @a, @b.  Each worker and the
+ * processes it forks are @members members of the gate: each says ready
+ * and done once.
  */
-static int run_procs(int n, void (*worker)(struct gate *, int),
+static int run_procs(int n, int members, void (*worker)(struct gate *, int),
 		     int64_t *t, int64_t a[NR_COUNTERS],
 		     int64_t b[NR_COUNTERS])
 {
@@ -356,15 +387,15 @@ static int run_procs(int n, void (*worker)(struct gate *, int),
 			worker(&g, i);
 		}
 	}
-	if (!bad && gate_collect(g.ready[0], n))
+	if (!bad && gate_collect(g.ready[0], n * members))
 		bad = -1;
 	vmstat_read(a);
 	t0 = now();
 	/* One go byte each: every worker starts at once. */
-	for (i = 0; !bad && i < n; i++)
+	for (i = 0; !bad && i < n * members; i++)
 		if (write(g.go[1], "g", 1) != 1)
 			bad = -1;
-	if (!bad && gate_collect(g.done[0], n))
+	if (!bad && gate_collect(g.done[0], n * members))
 		bad = -1;
 	*t = now() - t0;
 	vmstat_read(b);
@@ -381,14 +412,14 @@ static int run_procs(int n, void (*worker)(struct gate *, int),
 }
 
 static void bench_procs(const char *w, void (*worker)(struct gate *, int),
-			long ops)
+			int members, long ops)
 {
 	int64_t a[NR_COUNTERS], b[NR_COUNTERS], t;
 	struct sample s;
 	int r;
 
 	for (r = -1; r < reps; r++) {
-		if (run_procs(ncpus, worker, &t, a, b)) {
+		if (run_procs(ncpus, members, worker, &t, a, b)) {
 			broken(w, "a worker process");
 			return;
 		}
@@ -508,6 +539,242 @@ static void bench_team(const char *w, int (*op)(char *), long loops,
 		return;
 	}
 	report(w, &s, (long)nchunks * t.loops);
+}
+
+/* ---------------------------------------------------------- tlbshoot */
+
+#define SHOOT_PAGES		512	/* stress-ng's MMAP_PAGES */
+#define SHOOT_FD_PAGES		4	/* and MMAP_FD_PAGES */
+#define SHOOT_MIN_CHILDREN	2
+#define SHOOT_MAX_CHILDREN	8
+#define LINE			64
+
+/* One instance's mappings, made before its children are forked. */
+static struct {
+	volatile unsigned char *mem, *fdmem;
+	size_t step;		/* bytes: a prime number of lines */
+	uint32_t seed;
+} shoot;
+
+/* xorshift32: the same offsets on every boot. */
+static uint32_t shoot_rand(void)
+{
+	uint32_t x = shoot.seed;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return shoot.seed = x;
+}
+
+static int is_prime(size_t v)
+{
+	size_t d;
+
+	if (v < 2)
+		return 0;
+	for (d = 2; d * d <= v; d++)
+		if (!(v % d))
+			return 0;
+	return 1;
+}
+
+static int shoot_children(void)
+{
+	return ncpus < SHOOT_MIN_CHILDREN ? SHOOT_MIN_CHILDREN :
+		ncpus > SHOOT_MAX_CHILDREN ? SHOOT_MAX_CHILDREN : ncpus;
+}
+
+/* A random page of a mapping of @pages pages. */
+static volatile unsigned char *shoot_page(volatile unsigned char *base,
+					  int pages)
+{
+	return base + (shoot_rand() % pages) * (size_t)PAGE;
+}
+
+static void shoot_read(volatile unsigned char *p)
+{
+	int i;
+
+	for (i = 0; i < PAGE; i += LINE)
+		(void)p[i];
+}
+
+static void shoot_write(volatile unsigned char *p, unsigned char v)
+{
+	int i;
+
+	for (i = 0; i < PAGE; i += LINE)
+		p[i] = (unsigned char)(v + i);
+}
+
+/* A child's op; stress-ng ignores the calls' failures, and so does this. */
+static void shoot_child_op(void)
+{
+	size_t size = (size_t)SHOOT_PAGES * PAGE, lines = size / LINE;
+	size_t k = (shoot_rand() % lines) * LINE, l;
+	unsigned char v = (unsigned char)shoot_rand();
+	volatile unsigned char *p = shoot_page(shoot.mem, SHOOT_PAGES);
+	char *mem = (char *)shoot.mem;
+
+	mprotect((char *)p, PAGE, PROT_READ);
+	shoot_read(p);
+	mprotect((char *)p, PAGE, PROT_WRITE);
+	shoot_write(p, v);
+	mprotect(mem, size, PROT_READ);
+	for (l = 0; l < lines; l++) {
+		(void)shoot.mem[k];
+		k = (k + shoot.step) % size;
+	}
+	mprotect(mem, size, PROT_WRITE);
+	for (l = 0; l < lines; l++) {
+		shoot.mem[k] = (unsigned char)(k + v);
+		k = (k + shoot.step) % size;
+	}
+	mprotect(mem, size, PROT_READ | PROT_WRITE);
+	p = shoot_page(shoot.mem, SHOOT_PAGES);
+	madvise((char *)p, PAGE, MADV_DONTNEED);
+	shoot_read(p);
+	p = shoot_page(shoot.fdmem, SHOOT_FD_PAGES);
+	madvise((char *)p, PAGE, MADV_DONTNEED);
+	shoot_write(p, v);
+	msync((char *)shoot.fdmem, SHOOT_FD_PAGES * PAGE, MS_ASYNC);
+}
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE		25
+#endif
+
+/* The instance's own op. */
+static void shoot_parent_op(void)
+{
+	size_t size = (size_t)SHOOT_PAGES * PAGE;
+	size_t fdsize = (size_t)SHOOT_FD_PAGES * PAGE;
+	unsigned char v = (unsigned char)shoot_rand();
+	volatile unsigned char *p = shoot_page(shoot.fdmem, SHOOT_FD_PAGES);
+
+	madvise((char *)p, PAGE, MADV_DONTNEED);
+	shoot_write(p, v);
+	msync((char *)shoot.fdmem, fdsize, MS_SYNC);
+	madvise((char *)p, PAGE, MADV_DONTNEED);
+	shoot_read(p);
+	msync((char *)shoot.fdmem, fdsize, MS_SYNC);
+	p = shoot_page(shoot.mem, SHOOT_PAGES);
+	madvise((char *)p, PAGE, MADV_DONTNEED);
+	shoot_read(p);
+	madvise((char *)p, PAGE, MADV_DONTNEED);
+	shoot_write(p, v);
+	/*
+	 * Without THP (these kernels) both fail with EINVAL, as they can in
+	 * stress-ng.
+	 */
+	madvise((char *)shoot.mem, size, MADV_COLLAPSE);
+	madvise((char *)shoot.mem, size, MADV_NOHUGEPAGE);
+	madvise((char *)shoot.fdmem, fdsize, MADV_COLLAPSE);
+	madvise((char *)shoot.fdmem, fdsize, MADV_NOHUGEPAGE);
+	msync((char *)shoot.fdmem, fdsize, MS_SYNC);
+}
+
+static long shoot_ops(void)
+{
+	return iters / TLBSHOOT_SCALE ? iters / TLBSHOOT_SCALE : 1;
+}
+
+/* A child: on CPU 0, then on CPU 1 (if there is one) from halfway. */
+static void shoot_child(struct gate *g)
+{
+	long i, n = shoot_ops();
+
+	if (pin(0) || gate_wait(g))
+		_exit(2);
+	for (i = 0; i < n; i++) {
+		if (i == n / 2 && ncpus > 1 && pin(1))
+			_exit(3);
+		shoot_child_op();
+	}
+	gate_finish(g);
+	_exit(0);
+}
+
+/* The 4-page file: stress-ng's is a temporary file, unlinked. */
+static int shoot_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[256];
+	struct stat st;
+	int fd;
+
+	if (!dir || stat(dir, &st) || !S_ISDIR(st.st_mode))
+		dir = stat("/tmp", &st) || !S_ISDIR(st.st_mode) ? "/" : "/tmp";
+	snprintf(path, sizeof(path), "%s/tlbshoot.%d", dir, (int)getpid());
+	fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	if (ftruncate(fd, SHOOT_FD_PAGES * PAGE)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Instance @inst: its mappings, its children, its own ops; every one a
+ * gate member.  Unpinned, as stress-ng's instances are.
+ */
+static void shoot_instance(struct gate *g, int inst)
+{
+	size_t size = (size_t)SHOOT_PAGES * PAGE, lines = size / LINE;
+	int i, nchild = shoot_children(), status, fd, bad = 0;
+	pid_t pid[SHOOT_MAX_CHILDREN];
+	cpu_set_t all;
+	long n;
+
+	CPU_ZERO(&all);
+	for (i = 0; i < ncpus; i++)
+		CPU_SET(i, &all);
+	if (sched_setaffinity(0, sizeof(all), &all))
+		_exit(2);
+	fd = shoot_file();
+	shoot.fdmem = fd < 0 ? MAP_FAILED :
+		mmap(NULL, SHOOT_FD_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		     MAP_SHARED, fd, 0);
+	shoot.mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shoot.fdmem == MAP_FAILED || shoot.mem == MAP_FAILED)
+		_exit(3);
+	madvise((char *)shoot.fdmem, SHOOT_FD_PAGES * PAGE, MADV_NOHUGEPAGE);
+	madvise((char *)shoot.mem, size, MADV_NOHUGEPAGE);
+	memset((char *)shoot.mem, 0xff, size);
+	/*
+	 * A scattered walk, as stress-ng's is, over every line: steps of a
+	 * prime number of lines (odd, so prime to the power-of-two count)
+	 * of about a third of the mapping.
+	 */
+	for (shoot.step = lines / 3; !is_prime(shoot.step); shoot.step++)
+		;
+	shoot.step *= LINE;
+	fflush(stdout);
+	for (i = 0; i < nchild; i++) {
+		shoot.seed = 0x9e3779b9u * (uint32_t)(inst * 16 + i + 1);
+		pid[i] = fork();
+		if (pid[i] < 0)
+			_exit(4);
+		if (!pid[i])
+			shoot_child(g);
+	}
+	shoot.seed = 0x9e3779b9u * (uint32_t)(inst * 16 + 15);
+	if (gate_wait(g))
+		bad = 5;
+	for (n = shoot_ops(); !bad && n > 0; n--)
+		shoot_parent_op();
+	if (!bad)
+		gate_finish(g);
+	for (i = 0; i < nchild; i++)
+		if (waitpid(pid[i], &status, 0) != pid[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			bad = 6;
+	_exit(bad);
 }
 
 /* ------------------------------------------------------------- forks */
@@ -654,7 +921,7 @@ out:
 static void run_here(const char *w)
 {
 	if (!strcmp(w, "mprotect"))
-		bench_procs(w, mprotect_worker, (long)ncpus * iters);
+		bench_procs(w, mprotect_worker, 1, (long)ncpus * iters);
 	else if (!strcmp(w, "madvise"))
 		bench_team(w, madv_op, iters / MADV_SCALE, ncpus, 0, 0);
 	else if (!strcmp(w, "madvise1"))
@@ -669,6 +936,9 @@ static void run_here(const char *w)
 		bench_forks(w, NULL, exec_child);
 	else if (!strcmp(w, "ctxsw"))
 		bench_ctxsw(w);
+	else if (!strcmp(w, "tlbshoot"))
+		bench_procs(w, shoot_instance, shoot_children() + 1,
+			    (long)ncpus * (shoot_children() + 1) * shoot_ops());
 	else {
 		errno = EINVAL;
 		broken(w, "unknown workload");
@@ -682,10 +952,20 @@ static void run_here(const char *w)
  * held by another CPU for good and broadcast; a new mm that is born on
  * CPU 0 and pinned there is held only where the workload puts it.
  */
-static void run(const char *w)
+static void run(const char *arg)
 {
+	const char *eq = strchr(arg, '=');
+	char w[32];
 	int status;
 	pid_t pid;
+
+	snprintf(w, sizeof(w), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg),
+		 arg);
+	if (eq && atol(eq + 1) < 1) {
+		errno = EINVAL;
+		broken(w, "loop count");
+		return;
+	}
 
 	fflush(stdout);
 	pid = fork();
@@ -694,6 +974,8 @@ static void run(const char *w)
 		return;
 	}
 	if (!pid) {
+		if (eq)
+			iters = atol(eq + 1);
 		run_here(w);
 		fflush(stdout);
 		_exit(failed);
@@ -752,7 +1034,8 @@ int main(int argc, char **argv)
 	return failed;
 usage:
 	fprintf(stderr, "usage: tlb_bench [-r REPS (1..%d)] [-n ITERS] "
-		"[mprotect|madvise|madvise1|cow|twothr_sleep|twothr_run|"
-		"forkexec|ctxsw ...]\n", MAX_REPS);
+		"[WORKLOAD[=ITERS] ...]\nWORKLOAD: mprotect|madvise|madvise1|"
+		"cow|twothr_sleep|twothr_run|forkexec|ctxsw|tlbshoot\n",
+		MAX_REPS);
 	return 2;
 }

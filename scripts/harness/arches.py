@@ -180,7 +180,9 @@ ARCHES = {a.name: a for a in (
          deb_options=("GETCPU_CACHE=y", "ARM64_TLBI_LOCAL=y"),
          # tlb_flush_mod would not even link elsewhere: x86 does not
          # export flush_tlb_mm_range(), which its flush_tlb_page() becomes.
-         only_modules=("tlb_flush_mod",), **_ARM),
+         # tlb_kthread_mm would, but only the arm64 guests load it (its
+         # test, tlb_kthread_mm, is a tlb_ one).
+         only_modules=("tlb_flush_mod", "tlb_kthread_mm"), **_ARM),
 )}
 
 

@@ -26,28 +26,12 @@
 
 #include "kselftest_harness.h"
 
+#include "lib/module.h"
 #include "lib/tlb_vmstat.h"
 
 #define MODULE_PATH	"/lib/modules/tlb_flush_mod.ko"
 #define MODULE_NAME	"tlb_flush_mod"
 #define FLUSHES		1024
-
-/* Whether /proc/modules lists @name. */
-static int module_listed(const char *name)
-{
-	char line[256];
-	size_t len = strlen(name);
-	FILE *f = fopen("/proc/modules", "r");
-	int found = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == ' ')
-			found = 1;
-	fclose(f);
-	return found;
-}
 
 TEST(module_flushes_through_the_series)
 {

@@ -22,9 +22,9 @@
  * A leaf-only invalidation of user addresses (no page-table page freed or
  * unshared, see tlb_flush()) made by the only holder uses a non-shareable
  * TLBI; one made while no CPU holds the mm issues no TLBI at all.  Either
- * way every other CPU is first marked in mm_cpumask(), which arm64 does
- * not use otherwise, and a marked CPU flushes the ASID locally before it
- * installs it again.  Every other flush broadcasts, as it does without
+ * way every other CPU is first marked in the mm's stale mask,
+ * mm->context.tlbi_stale, and a marked CPU flushes the ASID locally
+ * before it installs it again.  Every other flush broadcasts, as it does without
  * this option: those that free or unshare page tables, exit_mmap()'s
  * included (another CPU's walk cache may hold the tables), non-leaf
  * ranges (THP collapse, mremap) and, since CnP lets CPUs share TLB
@@ -36,12 +36,12 @@
  * calls, local and skipped ones included.  An mm with a pinned ASID
  * (arm64_mm_context_get(), which nothing calls in 6.12) would broadcast.
  *
- * mm_cpumask() means "stale" here, not "may hold": generic code that
- * reads it as the latter (MMU_LAZY_TLB_SHOOTDOWN) is excluded in Kconfig,
- * and so is software PAN, which installs an ASID outside the switch.
- * clear_tasks_mm_cpumask(), which arm64 does not call, would be harmless:
- * it clears a CPU going offline, and a CPU coming online invalidates its
- * whole TLB in __cpu_setup.
+ * The stale mask is the option's own: mm_cpumask() means "may hold" to
+ * generic code (MMU_LAZY_TLB_SHOOTDOWN, clear_tasks_mm_cpumask()), and
+ * arm64 leaves it alone.  Software PAN is excluded in Kconfig: it installs
+ * an ASID outside the switch.  A CPU coming online invalidates its whole
+ * TLB in __cpu_setup, so a mark left for an offline CPU costs at most one
+ * needless catch-up.
  *
  * What the design relies on and cannot check: that a CPU neither walks
  * nor uses TLB entries for an ASID that is not in its TTBR.  Arm has not
@@ -121,7 +121,7 @@ static void local_flush_tlb_asid(unsigned long asid)
 /* Every CPU but (if it holds @mm) this one must flush before using @mm. */
 static void tlbi_local_mark_stale(struct mm_struct *mm, bool self)
 {
-	struct cpumask *stale = mm_cpumask(mm);
+	struct cpumask *stale = &mm->context.tlbi_stale;
 	unsigned int this = smp_processor_id();
 	unsigned int cpu;
 
@@ -277,8 +277,8 @@ static void tlbi_local_hold(struct mm_struct *mm)
 	 * barrier of the store-buffering pair in tlbi_local_scope().
 	 */
 	dsb(ish);
-	if (cpumask_test_cpu(cpu, mm_cpumask(mm)) &&
-	    cpumask_test_and_clear_cpu(cpu, mm_cpumask(mm))) {
+	if (cpumask_test_cpu(cpu, &mm->context.tlbi_stale) &&
+	    cpumask_test_and_clear_cpu(cpu, &mm->context.tlbi_stale)) {
 		local_flush_tlb_asid(ASID(mm));
 		count_vm_event(ARM64_TLBI_CATCHUP);
 	}

@@ -18,16 +18,18 @@
  * - exit_broadcasts: it calls _exit(): its mm is torn down on a.
  *
  * The counters of /proc/vmstat are read by the child just before it
- * execs or exits, and by the parent once the child is gone.  Besides the
- * teardowns, only exec's move of the new stack flushes a user TLB in
- * that window, two broadcasts: parent and child first write every page
- * they write in the window, so that no copy-on-write fault from the fork
- * lands there, and the parent waits with waitid() without a siginfo to
- * fill in; the occupiers are blocked; the exec'd image touches no
- * memory.  So with tlbi_local=on each window must show tlbi_local and
- * tlbi_skipped unchanged and at least one broadcast per teardown, plus
- * the stack's two for exec, in every round: a kernel that takes a
- * teardown locally or skips it fails the first round.  The kernel must also say it is on, or
+ * execs or exits, and by the parent once the child is gone.  Nothing but
+ * the teardowns flushes a user TLB in that window: parent and child
+ * first write every page they write in the window, so that no
+ * copy-on-write fault from the fork lands there, and the parent waits
+ * with waitid() without a siginfo to fill in; the occupiers are blocked;
+ * the exec'd image touches no memory; and it runs with ADDR_NO_RANDOMIZE,
+ * so exec builds its stack where it stays (setup_arg_pages() moves a
+ * randomized stack down, and that move flushes once or twice, as the
+ * random offset falls).  So with tlbi_local=on each window must show
+ * tlbi_local and tlbi_skipped unchanged and at least one broadcast per
+ * teardown in every round: a kernel that takes a teardown locally or
+ * skips it fails the first round.  The kernel must also say it is on, or
  * the run proves nothing about the skip.  Off, the flushes take
  * mainline's path and count nothing: every counter stays unchanged.
  *
@@ -41,6 +43,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/rseq.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,12 +62,14 @@
 #define WINDOW_STACK	(64 * 1024)
 
 enum child_exit {
-	CHILD_OK, CHILD_MOVE, CHILD_MMAP, CHILD_OCCUPY, CHILD_EXEC
+	CHILD_OK, CHILD_MOVE, CHILD_MMAP, CHILD_OCCUPY, CHILD_PERSONALITY,
+	CHILD_EXEC
 };
 
 static const char *const child_says[] = {
 	"ok", "could not pin itself", "mmap failed",
-	"the occupiers did not run", "execve() failed",
+	"the occupiers did not run", "personality() failed",
+	"execve() failed",
 };
 
 /* The image: mov x0, #0; mov x8, #93 (__NR_exit); svc #0. */
@@ -202,6 +207,8 @@ round_child(struct tlb_env *e, struct window *w, int image)
 		_exit(CHILD_MOVE);
 	if (tlb_occupy(e, e->cpus[0]))
 		_exit(CHILD_OCCUPY);
+	if (image >= 0 && personality(PER_LINUX | ADDR_NO_RANDOMIZE) < 0)
+		_exit(CHILD_PERSONALITY);
 	while (!__atomic_load_n(&w->go, __ATOMIC_ACQUIRE))
 		tlb_futex_wait(&w->go, 0, 1);
 	prewrite(&scratch);
@@ -256,12 +263,9 @@ static void run_rounds(struct __test_metadata *_metadata,
 				  "exit after a move, the old CPU occupied";
 	/*
 	 * The broadcasts a window must hold, with the option on: exit's
-	 * teardown; exec's two (the old mm, then the image's at its exit)
-	 * and the two of the new stack's move (setup_arg_pages():
-	 * flush_tlb_range() of the moved entries, then the flush of the
-	 * freed tables).
+	 * teardown; exec's two, the old mm and then the image's at its exit.
 	 */
-	const unsigned long long teardowns = exec ? 4 : 1;
+	const unsigned long long teardowns = exec ? 2 : 1;
 	const int on = tlb_local_on();
 	const unsigned long long want = on ? teardowns : 0;
 	long r, rounds = tlb_rounds(ROUNDS), bad = 0;

@@ -4,9 +4,10 @@
  * address space live on the flushing CPU alone (CONFIG_ARM64_TLBI_LOCAL).
  *
  * Off unless the kernel is booted with tlbi_local=on.  While it is off,
- * a change of address space and every flush do exactly what they do
- * without the option: each path tests tlbi_local_key once (a NOP with
- * jump labels) before it reaches anything here, and nothing is counted.
+ * a change of address space and every flush do what they do without the
+ * option: each path tests tlbi_local_key once (a NOP with jump labels),
+ * as the first statement of mainline's inline, and nothing is counted.
+ * On, the paths come here, and only here are flushes counted.
  *
  * The counters are vm events (/proc/vmstat), although they are arm64's:
  * the generic TLB events (NR_TLB_REMOTE_FLUSH and kin) live there too,
@@ -19,15 +20,16 @@
  * current->mm: a lazy kernel thread keeps the user TTBR0, so the CPU stays
  * a holder while it idles.  mm->context.nr_active_cpus counts the holders.
  *
- * A leaf-only invalidation of user addresses (no page-table page freed or
- * unshared, see tlb_flush()) made by the only holder uses a non-shareable
- * TLBI; one made while no CPU holds the mm issues no TLBI at all.  Either
- * way every other CPU is first marked in the mm's stale mask,
- * mm->context.tlbi_stale, and a marked CPU flushes the ASID locally
- * before it installs it again.  Every other flush broadcasts, as it does without
- * this option: those that free or unshare page tables, exit_mmap()'s
- * included (another CPU's walk cache may hold the tables), non-leaf
- * ranges (THP collapse, mremap) and, since CnP lets CPUs share TLB
+ * A leaf-only invalidation of user addresses (last_level: no page-table
+ * page freed or unshared, see tlb_flush(); contpte's included) made by
+ * the only holder uses a non-shareable TLBI; one made while no CPU holds
+ * the mm issues no TLBI at all.  Either way every other CPU is first
+ * marked in the mm's stale mask, mm->context.tlbi_stale, and a marked CPU
+ * flushes the ASID locally before it installs it again.  Every other
+ * flush broadcasts, as it does without this option: flush_tlb_mm(),
+ * exit_mmap()'s included (another CPU's walk cache may hold the tables),
+ * those that free or unshare page tables, non-leaf ranges (THP collapse,
+ * mremap, hugetlb protection changes) and, since CnP lets CPUs share TLB
  * entries, all of them when CnP is in use.
  *
  * The SMMU is not a holder and needs none of this: SMMUv3 ignores
@@ -65,7 +67,7 @@
 
 enum tlbi_scope { SCOPE_BROADCAST, SCOPE_LOCAL, SCOPE_SKIP };
 
-DEFINE_STATIC_KEY_FALSE(tlbi_local_key);
+DEFINE_STATIC_KEY_FALSE_RO(tlbi_local_key);
 /* Tested by the inline flushes, module code included. */
 EXPORT_SYMBOL_GPL(tlbi_local_key);
 
@@ -151,7 +153,7 @@ static enum tlbi_scope tlbi_local_scope(struct mm_struct *mm)
 
 	tlbi_local_mark_stale(mm, self);
 	/*
-	 * Store buffering against tlbi_local_switch_in(): we mark, then read
+	 * Store buffering against tlbi_local_hold(): we mark, then read
 	 * the count; a CPU switching in counts itself, then reads its mark.
 	 * With a full barrier on both sides at least one sees the other:
 	 * either we see it counted and broadcast, or it sees its mark and
@@ -168,8 +170,13 @@ out:
 	return scope;
 }
 
-void tlbi_local_flush_page(struct mm_struct *mm, unsigned long uaddr,
-			   bool sync)
+/*
+ * The flushes below are nosync, as are the helpers they replace: the
+ * caller's dsb(ish) (__tlbi_sync_s1ish(), arch_tlbbatch_flush()) or, if
+ * it has none, the dsb(ish) of __switch_to() before this task runs on
+ * another CPU, completes a local TLBI as it completes a broadcast one.
+ */
+void tlbi_local_flush_page_nosync(struct mm_struct *mm, unsigned long uaddr)
 {
 	unsigned long addr;
 
@@ -180,19 +187,10 @@ void tlbi_local_flush_page(struct mm_struct *mm, unsigned long uaddr,
 	case SCOPE_BROADCAST:
 		__tlbi(vale1is, addr);
 		__tlbi_user(vale1is, addr);
-		if (sync)
-			__tlbi_sync_s1ish();
 		break;
 	case SCOPE_LOCAL:
-		/*
-		 * Without @sync the TLBI completes at the latest at the
-		 * dsb(ish) of __switch_to(), before this task can run on
-		 * another CPU: the same argument as for the broadcast.
-		 */
 		__tlbi(vale1, addr);
 		__tlbi_user(vale1, addr);
-		if (sync)
-			__tlbi_sync_s1nsh();
 		break;
 	case SCOPE_SKIP:
 		break;
@@ -202,20 +200,32 @@ void tlbi_local_flush_page(struct mm_struct *mm, unsigned long uaddr,
 	mmu_notifier_arch_invalidate_secondary_tlbs(mm, uaddr,
 						    uaddr + PAGE_SIZE);
 }
-EXPORT_SYMBOL_GPL(tlbi_local_flush_page);
+EXPORT_SYMBOL_GPL(tlbi_local_flush_page_nosync);
 
-/* tlb_flush() of a leaf-only range: __flush_tlb_range() with a choice. */
-void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
-			    unsigned long end, unsigned long stride,
-			    int tlb_level)
+/*
+ * A range that is not leaf-only may free or unshare page tables, whose
+ * walks another CPU that ran @mm earlier may cache: it broadcasts.  A
+ * leaf-only range too long for a TLBI per page flushes the whole ASID,
+ * as mainline does, here too on this CPU alone when it may.
+ */
+void tlbi_local_flush_range_nosync(struct mm_struct *mm, unsigned long start,
+				   unsigned long end, unsigned long stride,
+				   bool last_level, int tlb_level)
 {
 	unsigned long asid, pages;
 	bool whole_asid;
 
+	if (!last_level) {
+		count_vm_event(ARM64_TLBI_BROADCAST);
+		__flush_tlb_range_nosync_bcast(mm, start, end, stride,
+					       last_level, tlb_level);
+		return;
+	}
+
 	start = round_down(start, stride);
 	end = round_up(end, stride);
 	pages = (end - start) >> PAGE_SHIFT;
-	/* The limits of __flush_tlb_range_nosync(). */
+	/* The limits of __flush_tlb_range_nosync_bcast(). */
 	whole_asid = (!system_supports_tlb_range() &&
 		      (end - start) >= (MAX_DVM_OPS * stride)) ||
 		     pages > MAX_TLBI_RANGE_PAGES;
@@ -233,7 +243,6 @@ void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
 					     asid, tlb_level, true,
 					     lpa2_is_enabled());
 		}
-		__tlbi_sync_s1ish();
 		break;
 	case SCOPE_LOCAL:
 		if (whole_asid) {
@@ -244,7 +253,6 @@ void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
 					     asid, tlb_level, true,
 					     lpa2_is_enabled());
 		}
-		__tlbi_sync_s1nsh();
 		break;
 	case SCOPE_SKIP:
 		break;
@@ -255,13 +263,15 @@ void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
 	else
 		mmu_notifier_arch_invalidate_secondary_tlbs(mm, start, end);
 }
-EXPORT_SYMBOL_GPL(tlbi_local_flush_range);
+EXPORT_SYMBOL_GPL(tlbi_local_flush_range_nosync);
 
-void tlbi_local_count_broadcast(void)
+/* flush_tlb_mm(): always a broadcast, counted. */
+void tlbi_local_flush_mm(struct mm_struct *mm)
 {
 	count_vm_event(ARM64_TLBI_BROADCAST);
+	__flush_tlb_mm_bcast(mm);
 }
-EXPORT_SYMBOL_GPL(tlbi_local_count_broadcast);
+EXPORT_SYMBOL_GPL(tlbi_local_flush_mm);
 
 /* Count this CPU as a holder of @mm, and catch up if a flush skipped it. */
 static void tlbi_local_hold(struct mm_struct *mm)
@@ -305,7 +315,7 @@ static void tlbi_local_release(struct mm_struct *prev)
  * return to user: the option excludes software PAN, which defers the
  * write and installs an ASID from interrupt context too (uaccess).
  */
-void tlbi_local_switch_mm(struct mm_struct *mm)
+void tlbi_local_set_ttbr0(struct mm_struct *mm)
 {
 	struct mm_struct *prev;
 	unsigned long flags;
@@ -328,7 +338,7 @@ void tlbi_local_switch_mm(struct mm_struct *mm)
  * PAN (context.c never allocates #0), so that the ASID has left this CPU
  * before it stops counting.
  */
-void tlbi_local_switch_to_reserved(void)
+static void tlbi_local_switch_to_reserved(void)
 {
 	unsigned long flags;
 
@@ -336,4 +346,13 @@ void tlbi_local_switch_to_reserved(void)
 	cpu_do_switch_mm(__pa_symbol(reserved_pg_dir), &init_mm);
 	tlbi_local_release(this_cpu_xchg(tlbi_local_mm, NULL));
 	local_irq_restore(flags);
+}
+
+/* __switch_mm() while the option is on. */
+void tlbi_local_switch_mm(struct mm_struct *next)
+{
+	if (next == &init_mm)
+		tlbi_local_switch_to_reserved();
+	else
+		tlbi_local_check_and_switch_context(next);
 }

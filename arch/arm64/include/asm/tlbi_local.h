@@ -3,6 +3,10 @@
  * Leaf TLB invalidation without the broadcast for an address space live
  * on the flushing CPU alone (CONFIG_ARM64_TLBI_LOCAL); the rules are in
  * arch/arm64/mm/tlbi_local.c.
+ *
+ * Each path that may change is one test of the key as the first statement
+ * of the inline that mainline has, and a call of one function here: off,
+ * what follows the test is mainline's code.
  */
 #ifndef __ASM_TLBI_LOCAL_H
 #define __ASM_TLBI_LOCAL_H
@@ -13,11 +17,15 @@
 struct mm_struct;
 
 /* Called when tlbi_local_enabled(): never without the option. */
-void tlbi_local_flush_page(struct mm_struct *mm, unsigned long uaddr,
-			   bool sync);
-void tlbi_local_flush_range(struct mm_struct *mm, unsigned long start,
-			    unsigned long end, unsigned long stride,
-			    int tlb_level);
+void tlbi_local_switch_mm(struct mm_struct *next);
+void tlbi_local_flush_mm(struct mm_struct *mm);
+void tlbi_local_flush_page_nosync(struct mm_struct *mm, unsigned long uaddr);
+void tlbi_local_flush_range_nosync(struct mm_struct *mm, unsigned long start,
+				   unsigned long end, unsigned long stride,
+				   bool last_level, int tlb_level);
+/* Between check_and_switch_context() and tlbi_local.c. */
+void tlbi_local_check_and_switch_context(struct mm_struct *mm);
+void tlbi_local_set_ttbr0(struct mm_struct *mm);
 
 #ifdef CONFIG_ARM64_TLBI_LOCAL
 DECLARE_STATIC_KEY_FALSE(tlbi_local_key);
@@ -27,26 +35,10 @@ static __always_inline bool tlbi_local_enabled(void)
 {
 	return static_branch_unlikely(&tlbi_local_key);
 }
-
-void tlbi_local_count_broadcast(void);
-void tlbi_local_switch_mm(struct mm_struct *mm);
-void tlbi_local_switch_to_reserved(void);
 #else
 static __always_inline bool tlbi_local_enabled(void)
 {
 	return false;
-}
-
-static inline void tlbi_local_count_broadcast(void)
-{
-}
-
-static inline void tlbi_local_switch_mm(struct mm_struct *mm)
-{
-}
-
-static inline void tlbi_local_switch_to_reserved(void)
-{
 }
 #endif
 

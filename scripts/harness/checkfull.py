@@ -7,7 +7,8 @@ written from the latest run of every part (reliability.py)."""
 import secrets
 import time
 
-from . import boot, check, fullstate, ktap, reliability, targetrun
+from . import boot, check, fullstate, ktap, mutants, reliability, \
+    targetrun
 from .paths import BUILD, LOGS
 from .progress import StepFailed, say, tail
 from .targets import CHECK_ORDER, TARGETS
@@ -270,6 +271,12 @@ def part_smap(tree, args):
         need=("x86_64_cpu_model_64",)))])
 
 
+def part_mutants(tree, args):
+    """The kernels of mutants.py, each broken on purpose: the tests that
+    guard the rule it breaks must fail on it, and nothing else."""
+    return rows_of(kind, mutants.runs(tree[1], args))
+
+
 def family_parts():
     """debug-FAMILY and soak-FAMILY for each architecture family, the
     kernels of its debug variants and its soak kinds."""
@@ -296,6 +303,8 @@ PARTS = {
     "tlbi-off": (part_tlbi_off, "arm64 with tlbi_local off, the TLB "
                  "tests at scale"),
     "smap": (part_smap, "x86_64 on a CPU model with SMAP"),
+    "mutants": (part_mutants, "kernels broken on purpose "
+                "(tests/mutants), each failing the tests that guard it"),
 }
 
 

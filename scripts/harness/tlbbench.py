@@ -57,7 +57,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import benchlib, boot, guest
+from . import benchlib, boot, fullstate, guest
 from .benchlib import BENCH_ARGS, QEMU_ARGS, RUNS, fmt, table
 from .guestout import parse_bench_lines, PREFIX
 from .ktap import test_blocks
@@ -978,6 +978,8 @@ def measure(pristine, tree, unverified, timings, names=None):
             differences, timings,
             f"{LOGS / label}/tlbbench-icount-{key}-*.console.log")
     state = {
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "commit": fullstate.commit(),
         "machine": benchlib.machine(),
         "qemu": benchlib.qemu_version(target.arch.qemu),
         "kernels": {label: {"option": option_of(b),
@@ -1625,7 +1627,9 @@ def results_json(state):
     """What results/tlbi.json keeps: every figure, no host paths."""
     def run(r):
         return {"append": r["append"], "info": r["info"], "ops": r["ops"]}
-    return {"machine": state["machine"], "qemu": state["qemu"],
+    return {"date": state.get("date", "?"),
+            "commit": state.get("commit", "?"),
+            "machine": state["machine"], "qemu": state["qemu"],
             "object": {"arch/arm64/mm/tlbi_local.o": state.get("object")},
             "kernels": {k: {"option": v["option"], "size": v["size"],
                             "jump_label": v.get("jump_label", "?")}

@@ -30,12 +30,21 @@ void tlbi_local_set_ttbr0(struct mm_struct *mm);
 #ifdef CONFIG_ARM64_TLBI_LOCAL
 DECLARE_STATIC_KEY_FALSE(tlbi_local_key);
 
+/*
+ * For an inline that holds the hook and that GCC inlines without the
+ * option: -Os counts the test and the call against it, and an outlined
+ * copy costs a call and a frame on every path, off included.
+ */
+#define __tlbi_local_hooked	__always_inline
+
 /* tlbi_local=on was given and the system does not use CnP. */
 static __always_inline bool tlbi_local_enabled(void)
 {
 	return static_branch_unlikely(&tlbi_local_key);
 }
 #else
+#define __tlbi_local_hooked	inline
+
 static __always_inline bool tlbi_local_enabled(void)
 {
 	return false;

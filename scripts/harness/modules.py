@@ -24,8 +24,9 @@ GUEST_DIR = "/lib/modules"
 # could link against the upstream inline alone and prove nothing.
 MUST_CALL = {
     "tlb_flush_mod": ("CONFIG_ARM64_TLBI_LOCAL=y",
-                      ("tlbi_local_key", "tlbi_local_flush_page_nosync",
-                       "tlbi_local_flush_range_nosync")),
+                      ("tlbi_local_key",
+                       "__tlbi_local_flush_page_nosync_thunk",
+                       "__tlbi_local_flush_range_nosync_thunk")),
 }
 # A module that upstream's own rules keep out of a config, and why.
 # arm64's flush_tlb_page() and flush_tlb_range() end in

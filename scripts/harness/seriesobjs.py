@@ -29,6 +29,7 @@ BUILT_BY = {
     "arch/x86/kernel/ldt.c": "MODIFY_LDT_SYSCALL",
     "arch/x86/kvm/vmx/vmx.c": "KVM_INTEL",
     "arch/arm64/mm/tlbi_local.c": "ARM64_TLBI_LOCAL",
+    "arch/arm64/mm/tlbi_local_thunk.S": "ARM64_TLBI_LOCAL",
     "kernel/getcpu_cache.c": "GETCPU_CACHE",
 }
 

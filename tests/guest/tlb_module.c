@@ -4,8 +4,8 @@
  * flushes go through the series' code.  tests/modules/tlb_flush_mod's
  * init calls the inline flush_tlb_page() and flush_tlb_range() "flushes"
  * times each on this process's stack; with CONFIG_ARM64_TLBI_LOCAL those
- * are calls to the exported tlbi_local_flush_page_nosync() and
- * tlbi_local_flush_range_nosync() (the harness checks the module's
+ * are calls to the exported __tlbi_local_flush_page_nosync_thunk and
+ * __tlbi_local_flush_range_nosync_thunk (the harness checks the module's
  * undefined symbols when it builds it).  With tlbi_local=on each counts
  * one tlbi_broadcast, tlbi_local or tlbi_skipped event: a page flush may
  * be local or skipped; a range flush is not leaf-only and must broadcast.

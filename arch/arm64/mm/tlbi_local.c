@@ -176,7 +176,7 @@ out:
  * it has none, the dsb(ish) of __switch_to() before this task runs on
  * another CPU, completes a local TLBI as it completes a broadcast one.
  */
-void tlbi_local_flush_page_nosync(struct mm_struct *mm, unsigned long uaddr)
+void __tlbi_local_flush_page_nosync(struct mm_struct *mm, unsigned long uaddr)
 {
 	unsigned long addr;
 
@@ -200,7 +200,6 @@ void tlbi_local_flush_page_nosync(struct mm_struct *mm, unsigned long uaddr)
 	mmu_notifier_arch_invalidate_secondary_tlbs(mm, uaddr,
 						    uaddr + PAGE_SIZE);
 }
-EXPORT_SYMBOL_GPL(tlbi_local_flush_page_nosync);
 
 /*
  * A range that is not leaf-only may free or unshare page tables, whose
@@ -208,9 +207,9 @@ EXPORT_SYMBOL_GPL(tlbi_local_flush_page_nosync);
  * leaf-only range too long for a TLBI per page flushes the whole ASID,
  * as mainline does, here too on this CPU alone when it may.
  */
-void tlbi_local_flush_range_nosync(struct mm_struct *mm, unsigned long start,
-				   unsigned long end, unsigned long stride,
-				   bool last_level, int tlb_level)
+void __tlbi_local_flush_range_nosync(struct mm_struct *mm, unsigned long start,
+				     unsigned long end, unsigned long stride,
+				     bool last_level, int tlb_level)
 {
 	unsigned long asid, pages;
 	bool whole_asid;
@@ -263,15 +262,13 @@ void tlbi_local_flush_range_nosync(struct mm_struct *mm, unsigned long start,
 	else
 		mmu_notifier_arch_invalidate_secondary_tlbs(mm, start, end);
 }
-EXPORT_SYMBOL_GPL(tlbi_local_flush_range_nosync);
 
 /* flush_tlb_mm(): always a broadcast, counted. */
-void tlbi_local_flush_mm(struct mm_struct *mm)
+void __tlbi_local_flush_mm(struct mm_struct *mm)
 {
 	count_vm_event(ARM64_TLBI_BROADCAST);
 	__flush_tlb_mm_bcast(mm);
 }
-EXPORT_SYMBOL_GPL(tlbi_local_flush_mm);
 
 /* Count this CPU as a holder of @mm, and catch up if a flush skipped it. */
 static void tlbi_local_hold(struct mm_struct *mm)

@@ -3,12 +3,13 @@
  * An out-of-tree module that flushes user TLB entries the way a driver
  * does, through the inline flush_tlb_page() and flush_tlb_range().  With
  * CONFIG_ARM64_TLBI_LOCAL those inline into a test of the series' static
- * key tlbi_local_key and, with it on, calls to
- * tlbi_local_flush_page_nosync() and tlbi_local_flush_range_nosync(), so
- * the module only links (modpost) if the kernel exports them, and only
- * loads if they resolve.  Its init flushes a page and the whole of the loading
- * process's stack VMA "flushes" times each (parameter), so that the
- * tlbi_* counters of /proc/vmstat grow by at least twice that; the guest
+ * key tlbi_local_key and, with it on, calls to the thunks
+ * __tlbi_local_flush_page_nosync_thunk and
+ * __tlbi_local_flush_range_nosync_thunk, so the module only links
+ * (modpost) if the kernel exports them, and only loads if they resolve.
+ * Its init flushes a page and the whole of the loading process's stack
+ * VMA "flushes" times each (parameter), so that the tlbi_* counters of
+ * /proc/vmstat grow by at least twice that; the guest
  * test tlb_module loads it and checks.  Only the page flushes can be
  * local: a range flush is not leaf-only and always broadcasts.
  *

@@ -18,14 +18,64 @@ struct mm_struct;
 
 /* Called when tlbi_local_enabled(): never without the option. */
 void tlbi_local_switch_mm(struct mm_struct *next);
-void tlbi_local_flush_mm(struct mm_struct *mm);
-void tlbi_local_flush_page_nosync(struct mm_struct *mm, unsigned long uaddr);
-void tlbi_local_flush_range_nosync(struct mm_struct *mm, unsigned long start,
-				   unsigned long end, unsigned long stride,
-				   bool last_level, int tlb_level);
 /* Between check_and_switch_context() and tlbi_local.c. */
 void tlbi_local_check_and_switch_context(struct mm_struct *mm);
 void tlbi_local_set_ttbr0(struct mm_struct *mm);
+
+/* Reached through the thunks of tlbi_local_thunk.S, below. */
+void __tlbi_local_flush_mm(struct mm_struct *mm);
+void __tlbi_local_flush_page_nosync(struct mm_struct *mm, unsigned long uaddr);
+void __tlbi_local_flush_range_nosync(struct mm_struct *mm, unsigned long start,
+				     unsigned long end, unsigned long stride,
+				     bool last_level, int tlb_level);
+
+/*
+ * A call of a thunk that, to GCC, clobbers x0 alone: the flush that holds
+ * the hook keeps its registers and, if it is a leaf, stays one without a
+ * frame.  The frame record pushed here keeps the unwinder's chain whole.
+ */
+#define TLBI_LOCAL_CALL(thunk)			\
+	"stp	x29, x30, [sp, #-16]!\n\t"	\
+	"mov	x29, sp\n\t"			\
+	"bl	" #thunk "\n\t"		\
+	"ldp	x29, x30, [sp], #16"
+
+/* Called when tlbi_local_enabled(): never without the option. */
+static __always_inline void tlbi_local_flush_mm(struct mm_struct *mm)
+{
+	register unsigned long x0 asm("x0") = (unsigned long)mm;
+
+	asm volatile(TLBI_LOCAL_CALL(__tlbi_local_flush_mm_thunk)
+		     : "+r" (x0) : : "cc", "memory");
+}
+
+static __always_inline void
+tlbi_local_flush_page_nosync(struct mm_struct *mm, unsigned long uaddr)
+{
+	register unsigned long x0 asm("x0") = (unsigned long)mm;
+	register unsigned long x1 asm("x1") = uaddr;
+
+	asm volatile(TLBI_LOCAL_CALL(__tlbi_local_flush_page_nosync_thunk)
+		     : "+r" (x0) : "r" (x1) : "cc", "memory");
+}
+
+static __always_inline void
+tlbi_local_flush_range_nosync(struct mm_struct *mm, unsigned long start,
+			      unsigned long end, unsigned long stride,
+			      bool last_level, int tlb_level)
+{
+	register unsigned long x0 asm("x0") = (unsigned long)mm;
+	register unsigned long x1 asm("x1") = start;
+	register unsigned long x2 asm("x2") = end;
+	register unsigned long x3 asm("x3") = stride;
+	register unsigned long x4 asm("x4") = last_level;
+	register unsigned long x5 asm("x5") = tlb_level;
+
+	asm volatile(TLBI_LOCAL_CALL(__tlbi_local_flush_range_nosync_thunk)
+		     : "+r" (x0)
+		     : "r" (x1), "r" (x2), "r" (x3), "r" (x4), "r" (x5)
+		     : "cc", "memory");
+}
 
 #ifdef CONFIG_ARM64_TLBI_LOCAL
 DECLARE_STATIC_KEY_FALSE(tlbi_local_key);

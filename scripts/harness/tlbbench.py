@@ -160,9 +160,10 @@ CODE_PAIRS = (("n", f"bench-{TARGET}-tlbi-n", "off", f"bench-{TARGET}"),
 # that inlines switch_mm().
 CODE_FUNCTIONS = ("check_and_switch_context", "__schedule")
 # A function that calls one of these switches address spaces; one that
-# calls a tlbi_local_* function is a path the option changed.
+# calls a tlbi_local_* or __tlbi_local_*_thunk function is a path the
+# option changed.
 SWITCH_CALLEES = ("check_and_switch_context", "cpu_do_switch_mm")
-CODE_NEW = "tlbi_local_"
+CODE_NEW = re.compile(r"_*tlbi_local_")
 DIFF_FILE = "tlbi-off-diff.txt"
 STATE = BUILD / "tlbi-state.json"
 SECTION_BEGIN = "<!-- tlbi:begin: written by `make bench` (tlbbench.py) -->"
@@ -669,7 +670,7 @@ def touches_mm(insns):
         if mnem in ("bl", "b"):
             m = ADDR_SYM.search(ops)
             if m and (m.group(2) in SWITCH_CALLEES or
-                      m.group(2).startswith(CODE_NEW)):
+                      CODE_NEW.match(m.group(2))):
                 return True
     return False
 
@@ -714,7 +715,7 @@ def code_functions(fns_n, fns_off, bloat):
     names = set(CODE_FUNCTIONS)
     for fns in (fns_n, fns_off):
         for name, copies in fns.items():
-            if name.startswith(CODE_NEW):
+            if CODE_NEW.match(name):
                 continue
             if any(touches_mm(c) for c in copies) or \
                     re.sub(r"\.[0-9]+", "", name) in changed:

@@ -1360,20 +1360,29 @@ def unpaired_words(pair):
             "callers' copies): " + "; ".join(out) + ".")
 
 
+def clean_functions(pair):
+    """The functions of a code pair whose path the option off runs is n's
+    but for key tests and the immediates of moved fields."""
+    return [f for f in pair["functions"]
+            if f["verdict"] in ("identical", "off path identical")
+            or (f["verdict"].startswith("off path: n's +") and
+                not f["path_moved"])]
+
+
 def code_verdict(pair, what):
     """One sentence: on how many of the functions is the path the option
-    off runs n's, save key tests?"""
+    off runs n's, save key tests and the immediates of moved fields?"""
     fns = pair["functions"]
-    clean = [f for f in fns if f["verdict"] in ("identical",
-                                                "off path identical")
-             or (f["verdict"].startswith("off path: n's +") and
-                 not f["path_immediates"] and not f["path_moved"])]
+    clean = clean_functions(pair)
     bad = [f["function"] for f in fns if f not in clean]
     keys = sum(f["path_key"] for f in clean)
+    imms = sum(f["path_immediates"] for f in clean)
     return (f"**{what}: in {len(clean)} of {len(fns)} functions compared the "
             "path the option off runs is `n`'s instruction for instruction "
-            f"but for key tests** ({keys} key-test instructions on those "
-            "paths)" +
+            "but for key tests and field offsets** "
+            f"({keys} key-test instructions and {imms} with another "
+            "immediate on those paths: the option's fields in "
+            "`mm_context_t` move the `mm_struct` fields after it)" +
             (f"; it is not in {', '.join(f'`{b}`' for b in bad)}." if bad
              else "."))
 

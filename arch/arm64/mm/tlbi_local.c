@@ -335,7 +335,7 @@ void tlbi_local_set_ttbr0(struct mm_struct *mm)
  * PAN (context.c never allocates #0), so that the ASID has left this CPU
  * before it stops counting.
  */
-static void tlbi_local_switch_to_reserved(void)
+void tlbi_local_switch_to_reserved(void)
 {
 	unsigned long flags;
 
@@ -343,13 +343,4 @@ static void tlbi_local_switch_to_reserved(void)
 	cpu_do_switch_mm(__pa_symbol(reserved_pg_dir), &init_mm);
 	tlbi_local_release(this_cpu_xchg(tlbi_local_mm, NULL));
 	local_irq_restore(flags);
-}
-
-/* __switch_mm() while the option is on. */
-void tlbi_local_switch_mm(struct mm_struct *next)
-{
-	if (next == &init_mm)
-		tlbi_local_switch_to_reserved();
-	else
-		tlbi_local_check_and_switch_context(next);
 }

@@ -16,10 +16,11 @@
 
 struct mm_struct;
 
-/* Called when tlbi_local_enabled(): never without the option. */
-void tlbi_local_switch_mm(struct mm_struct *next);
-/* Between check_and_switch_context() and tlbi_local.c. */
-void tlbi_local_check_and_switch_context(struct mm_struct *mm);
+/*
+ * The switch's hooks, called when tlbi_local_enabled(): __switch_mm()'s
+ * to init_mm, check_and_switch_context()'s TTBR write.
+ */
+void tlbi_local_switch_to_reserved(void);
 void tlbi_local_set_ttbr0(struct mm_struct *mm);
 
 /* Reached through the thunks of tlbi_local_thunk.S, below. */
@@ -30,33 +31,46 @@ void __tlbi_local_flush_range_nosync(struct mm_struct *mm, unsigned long start,
 				     bool last_level, int tlb_level);
 
 /*
- * A call of a thunk that, to GCC, clobbers x0 alone: the flush that holds
- * the hook keeps its registers and, if it is a leaf, stays one without a
- * frame.  The frame record pushed here keeps the unwinder's chain whole.
+ * The thunks of tlbi_local_thunk.S: exported for modules, whose inline
+ * flushes call them, and declared for modversions (asm-prototypes.h).
+ * They take their arguments on the stack (below); not callable from C.
  */
-#define TLBI_LOCAL_CALL(thunk)			\
-	"stp	x29, x30, [sp, #-16]!\n\t"	\
-	"mov	x29, sp\n\t"			\
-	"bl	" #thunk "\n\t"		\
-	"ldp	x29, x30, [sp], #16"
+void __tlbi_local_flush_mm_thunk(void);
+void __tlbi_local_flush_page_nosync_thunk(void);
+void __tlbi_local_flush_range_nosync_thunk(void);
 
-/* Called when tlbi_local_enabled(): never without the option. */
+/*
+ * A call of a thunk that, to GCC, changes x16, x17 (which a veneer or a
+ * module's PLT between the bl and the thunk may use), the flags and
+ * memory alone, and takes its arguments in any registers: the asm stores
+ * them in the 64 bytes it pushes, where the thunk finds them.  So the
+ * flush that holds the hook keeps the registers it has without the
+ * option, and a flush that makes no call without it makes none that GCC
+ * sees with it, so gets no frame.  The asm saves x30 but builds no frame
+ * record: the thunk's record, with x29 as the flush left it, chains to
+ * the flush's frame as a C call's would.
+ */
+#define TLBI_LOCAL_CALL(thunk, store_args)	\
+	"str	x30, [sp, #-64]!\n\t"		\
+	store_args				\
+	"bl	" #thunk "\n\t"		\
+	"ldr	x30, [sp], #64"
+
+/* The flush hooks, called only when tlbi_local_enabled(). */
 static __always_inline void tlbi_local_flush_mm(struct mm_struct *mm)
 {
-	register unsigned long x0 asm("x0") = (unsigned long)mm;
-
-	asm volatile(TLBI_LOCAL_CALL(__tlbi_local_flush_mm_thunk)
-		     : "+r" (x0) : : "cc", "memory");
+	asm volatile(TLBI_LOCAL_CALL(__tlbi_local_flush_mm_thunk,
+				     "str	%0, [sp, #16]\n\t")
+		     : : "r" (mm) : "x16", "x17", "cc", "memory");
 }
 
 static __always_inline void
 tlbi_local_flush_page_nosync(struct mm_struct *mm, unsigned long uaddr)
 {
-	register unsigned long x0 asm("x0") = (unsigned long)mm;
-	register unsigned long x1 asm("x1") = uaddr;
-
-	asm volatile(TLBI_LOCAL_CALL(__tlbi_local_flush_page_nosync_thunk)
-		     : "+r" (x0) : "r" (x1) : "cc", "memory");
+	asm volatile(TLBI_LOCAL_CALL(__tlbi_local_flush_page_nosync_thunk,
+				     "stp	%0, %1, [sp, #16]\n\t")
+		     : : "r" (mm), "r" (uaddr)
+		     : "x16", "x17", "cc", "memory");
 }
 
 static __always_inline void
@@ -64,17 +78,14 @@ tlbi_local_flush_range_nosync(struct mm_struct *mm, unsigned long start,
 			      unsigned long end, unsigned long stride,
 			      bool last_level, int tlb_level)
 {
-	register unsigned long x0 asm("x0") = (unsigned long)mm;
-	register unsigned long x1 asm("x1") = start;
-	register unsigned long x2 asm("x2") = end;
-	register unsigned long x3 asm("x3") = stride;
-	register unsigned long x4 asm("x4") = last_level;
-	register unsigned long x5 asm("x5") = tlb_level;
-
-	asm volatile(TLBI_LOCAL_CALL(__tlbi_local_flush_range_nosync_thunk)
-		     : "+r" (x0)
-		     : "r" (x1), "r" (x2), "r" (x3), "r" (x4), "r" (x5)
-		     : "cc", "memory");
+	asm volatile(TLBI_LOCAL_CALL(__tlbi_local_flush_range_nosync_thunk,
+				     "stp	%0, %1, [sp, #16]\n\t"
+				     "stp	%2, %3, [sp, #32]\n\t"
+				     "stp	%4, %5, [sp, #48]\n\t")
+		     : : "r" (mm), "r" (start), "r" (end), "r" (stride),
+		       "r" ((unsigned long)last_level),
+		       "r" ((unsigned long)tlb_level)
+		     : "x16", "x17", "cc", "memory");
 }
 
 #ifdef CONFIG_ARM64_TLBI_LOCAL

@@ -5,8 +5,8 @@
 
 PDA := scripts/pda
 
-.PHONY: run check check-full bench debian-configs randconfigs patches deps \
-	clean
+.PHONY: run check check-full bench debian-configs randconfigs patches deb \
+	deps clean
 
 run: deps
 	$(PDA) run
@@ -31,6 +31,11 @@ randconfigs: deps
 
 patches: deps
 	$(PDA) patches $(if $(OUT),--out $(OUT)) $(if $(CHECK),--check)
+
+# Debian packages (debian/), for every architecture, into
+# ${XDG_CACHE_HOME:-$HOME/.cache}/pda/deb.
+deb: deps
+	$(PDA) deb
 
 deps:
 	@scripts/deps

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Command line: pda check | check-full | run | bench | patches."""
+"""Command line: pda check | check-full | run | bench | patches | deb."""
 
 import argparse
 import sys
 
-from . import bench, benchparts, bisect, check, checkfull, debconfig, \
-    export, quick, randconfig, run
+from . import bench, benchparts, bisect, check, checkfull, deb, \
+    debconfig, export, quick, randconfig, run
 from .arches import ARCHES
 from .progress import StepFailed, say
 from .targets import CHECK_ORDER, TARGETS
@@ -89,6 +89,10 @@ def main(argv):
                    help="also apply the export patch by patch to a pristine "
                    f"tree and build {bisect.TARGET} with W=1 after each: "
                    "no build failure, no new warning")
+    debian = ", ".join(a.deb_arch for a in ARCHES.values())
+    sub.add_parser("deb", help="Debian packages of the preload library and "
+                   f"pda.h for {debian}, checked with lintian, into "
+                   f"{deb.OUT}")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "check":
@@ -109,6 +113,8 @@ def main(argv):
             return debconfig.main(args.flavour, args.full)
         if args.cmd == "randconfigs":
             return randconfig.main(args.arch)
+        if args.cmd == "deb":
+            return deb.main()
         if args.cmd == "tree":
             check.patched_tree()
             return 0

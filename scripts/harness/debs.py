@@ -172,6 +172,19 @@ def _relative_links(top):
                                             link.parent))
 
 
+def downloaded(arch, packages, into, log, archive=HOST):
+    """@packages (Debian names) of @arch as .deb files in @into, which is
+    emptied first: for a caller that needs a package's control files too
+    (deb.py: libc6's symbols file, for dpkg-shlibdeps)."""
+    into = Path(into)
+    with _lock(archive):
+        conf = _config(archive)
+        shutil.rmtree(into, ignore_errors=True)
+        into.mkdir(parents=True)
+        _download(conf, arch, sorted(packages), into, log, archive)
+    return sorted(into.glob("*.deb"))
+
+
 def unpacked(arch, packages, log, archive=HOST):
     """@arch's root with @packages (Debian names) unpacked in it."""
     want = sorted(packages)

@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make deb: Debian packages, built with dpkg-buildpackage and checked
+with lintian, into one folder of the cache (OUT).
+
+Today the preload library and pda.h (debian/ at the top of the checkout:
+libpda-getcpu1, libpda-getcpu-dev) for every architecture of arches.py,
+cross-built on this x86-64 host.  Each build runs in a copy of the
+checkout's files (what git tracks, and new files it does not ignore, as
+they are in the working tree), so neither the checkout nor its debian/
+ever holds a build product.
+
+Cross builds need no foreign architecture in the host's dpkg: the
+triplet's compiler and C library come from the -cross packages
+(scripts/packages.txt), and dpkg-shlibdeps reads the architecture's own
+libc6 (its libc.so.6 and symbols file) from a copy of its .deb fetched
+into the cache by debs.py's private apt (libc6_tree(); debian/rules'
+PDA_LIBC6_TREE).  The first run fetches it; later ones make no network
+access.
+"""
+
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import debs
+from .arches import ARCHES
+from .paths import CACHE, LOGS, REPO
+from .progress import Phase, StepFailed, fail, reset_log, run, say
+
+OUT = CACHE / "deb"
+# libc6 of each architecture, as dpkg-shlibdeps reads a package build
+# tree: DEBIAN/symbols beside usr/lib/<multiarch>/libc.so.6.
+LIBC6_TREES = CACHE / "deb-libc6"
+LOG_DIR = LOGS / "deb"
+
+# The host programs a build needs, and the Debian package of each.
+TOOLS = {"dpkg-buildpackage": "dpkg-dev", "dh": "debhelper",
+         "lintian": "lintian", "readelf": "binutils"}
+# lintian's tag lines: "W: libpda-getcpu1: tag-name details", or for the
+# upload's files "W: pda changes: ..."; a package may carry ":arch".
+LINTIAN_TAG = re.compile(r"^([EW]): ([^\s:]+)(?::\S+)?(?: \w+)?: (\S+)")
+
+
+@dataclass
+class Package:
+    """One .deb of a build, and what lintian said of it."""
+    name: str
+    version: str
+    arch: str
+    path: Path
+    tags: list          # lintian's E: and W: lines of it
+
+    def verdict(self):
+        if not self.tags:
+            return "lintian clean"
+        kinds = [t.split(":")[0] for t in self.tags]
+        return (f"lintian: {kinds.count('E')} error(s), "
+                f"{kinds.count('W')} warning(s)")
+
+
+def triplet_compiler(arch):
+    """The C compiler dpkg-buildpackage -a @arch builds with
+    (debian/rules: DEB_HOST_GNU_TYPE-gcc)."""
+    triplet = subprocess.run(
+        ["dpkg-architecture", "-a", arch.deb_arch, "-qDEB_HOST_GNU_TYPE"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True).stdout.strip()
+    return f"{triplet}-gcc" if triplet else None
+
+
+def missing(arches):
+    """What this host lacks to build for @arches: [(program, package)]."""
+    lacks = [(t, p) for t, p in TOOLS.items() if not shutil.which(t)]
+    if not shutil.which("dpkg-architecture"):
+        return lacks
+    for arch in arches:
+        cc = triplet_compiler(arch)
+        if not cc or not shutil.which(cc):
+            lacks.append((cc or f"{arch.deb_arch}'s compiler",
+                          "gcc-" + (cc or "?-gcc")[:-len("-gcc")]))
+    return lacks
+
+
+def libc6_tree(arch, log):
+    """@arch's libc6 unpacked as a package build tree (dpkg-deb -R),
+    fetched once."""
+    tree = LIBC6_TREES / arch.deb_arch
+    if (tree / "DEBIAN/symbols").exists():
+        return tree
+    work = LIBC6_TREES / f"{arch.deb_arch}.download"
+    deb = debs.downloaded(arch, ["libc6"], work, log)
+    if len(deb) != 1:
+        fail(f"deb: libc6 for {arch.deb_arch}: got {deb}", log)
+    fresh = Path(f"{tree}.new")
+    shutil.rmtree(fresh, ignore_errors=True)
+    run(["dpkg-deb", "-R", deb[0], fresh], log, what="dpkg-deb -R libc6")
+    shutil.rmtree(tree, ignore_errors=True)
+    fresh.rename(tree)
+    shutil.rmtree(work, ignore_errors=True)
+    return tree
+
+
+def source_copy(into):
+    """The checkout's files, as they are in the working tree, copied to
+    @into: what git tracks (minus what was deleted) and new files it does
+    not ignore, so tools/preload/build and the like stay behind."""
+    names = subprocess.run(
+        ["git", "-C", REPO, "ls-files", "-z", "--cached", "--others",
+         "--exclude-standard"], stdout=subprocess.PIPE, check=True,
+        text=True).stdout
+    for name in sorted(set(filter(None, names.split("\0")))):
+        src = REPO / name
+        if not (src.exists() or src.is_symlink()):
+            continue
+        dst = Path(into) / name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dst, follow_symlinks=False)
+    return Path(into)
+
+
+def changes_files(changes):
+    """The files a .changes lists (its Files: field), by path."""
+    files, in_files = [], False
+    for line in Path(changes).read_text().splitlines():
+        if not line.startswith(" "):
+            in_files = line.startswith("Files:")
+            continue
+        if in_files:
+            files.append(Path(changes).parent / line.split()[-1])
+    return files
+
+
+def library_packages(out, arches):
+    """debian/'s packages for each of @arches, built into @out; returns
+    their .changes files."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    changes = []
+    with tempfile.TemporaryDirectory(prefix="pda-deb-") as tmp:
+        src = source_copy(Path(tmp) / "src")
+        for arch in arches:
+            log = reset_log(LOG_DIR / f"{arch.deb_arch}.log")
+            with Phase(f"deb {arch.deb_arch}", "libc6 for dpkg-shlibdeps",
+                       log):
+                tree = libc6_tree(arch, log)
+            with Phase(f"deb {arch.deb_arch}", "dpkg-buildpackage", log):
+                run(["dpkg-buildpackage", "-a", arch.deb_arch, "-b", "-us",
+                     "-uc"], log, cwd=src,
+                    env={"PDA_LIBC6_TREE": str(tree),
+                         "DEB_BUILD_OPTIONS": "nocheck"},
+                    what=f"dpkg-buildpackage -a {arch.deb_arch}")
+            made = sorted(Path(tmp).glob(f"*_{arch.deb_arch}.changes"))
+            if len(made) != 1:
+                fail(f"deb: no .changes for {arch.deb_arch}: {made}", log)
+            for path in [made[0], *changes_files(made[0])]:
+                shutil.move(str(path), out / path.name)
+            changes.append(out / made[0].name)
+    return changes
+
+
+# What make deb builds: each a function (output folder, arches) -> its
+# .changes files, which lint() and the report take as they come.  The
+# kernel packages (make bindeb-pkg in the patched tree) belong here as a
+# second entry.
+BUILDS = (("library packages (debian/)", library_packages),)
+
+
+def lint(changes):
+    """lintian on each .changes; returns the Packages it lists, each
+    with its E: and W: tags (those of the .changes itself go to every
+    package of it)."""
+    packages = []
+    source = subprocess.run(["dpkg-parsechangelog", "-l",
+                             REPO / "debian/changelog", "-SSource"],
+                            stdout=subprocess.PIPE, text=True).stdout.strip()
+    for path in changes:
+        log = reset_log(LOG_DIR / f"lintian-{path.stem}.log")
+        with Phase("deb", f"lintian {path.name}", log):
+            r = subprocess.run(["lintian", path], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            Path(log).write_text(r.stdout)
+        tags = {}
+        for line in r.stdout.splitlines():
+            m = LINTIAN_TAG.match(line)
+            if m:
+                tags.setdefault(m.group(2), []).append(line)
+        if r.returncode and not tags:
+            fail(f"lintian {path.name} failed (exit {r.returncode})", log)
+        for deb in changes_files(path):
+            if deb.suffix not in (".deb", ".ddeb", ".udeb"):
+                continue
+            fields = subprocess.run(
+                ["dpkg-deb", "-f", deb, "Package", "Version",
+                 "Architecture"], stdout=subprocess.PIPE, check=True,
+                text=True).stdout
+            f = dict(ln.split(": ", 1) for ln in fields.splitlines())
+            packages.append(Package(
+                f["Package"], f["Version"], f["Architecture"], deb,
+                tags.get(f["Package"], []) + tags.get(source, [])))
+    return packages
+
+
+def report(packages):
+    """One line per package, then each tag under it."""
+    width = max(len(p.name) for p in packages)
+    for p in packages:
+        say(f"  {p.name:<{width}}  {p.version}  {p.arch:<6}  "
+            f"{p.path.name}  {p.verdict()}")
+        for tag in p.tags:
+            say(f"      {tag}")
+
+
+def main():
+    arches = list(ARCHES.values())
+    lacks = missing(arches)
+    if lacks:
+        raise StepFailed("deb: this host lacks " + ", ".join(
+            f"{prog} (Debian package {pkg})" for prog, pkg in lacks))
+    shutil.rmtree(OUT, ignore_errors=True)
+    start = time.monotonic()
+    changes = []
+    for what, build in BUILDS:
+        say(f"[deb] {what}")
+        changes += build(OUT, arches)
+    packages = lint(changes)
+    say(f"[deb] built in {time.monotonic() - start:.0f}s, in {OUT}:")
+    report(packages)
+    dirty = [p for p in packages if p.tags]
+    if dirty:
+        say(f"ERROR: lintian found errors or warnings in "
+            f"{', '.join(sorted({p.name for p in dirty}))} "
+            f"(logs: {LOG_DIR}/lintian-*.log)")
+        return 1
+    return 0

@@ -134,16 +134,16 @@ def changes_files(changes):
     return files
 
 
-def library_packages(out, arches):
-    """debian/'s packages for each of @arches, built into @out; returns
-    their .changes files."""
+def library_packages(out, arches, log_dir=LOG_DIR):
+    """debian/'s packages for each of @arches, built into @out (logs in
+    @log_dir); returns their .changes files."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     changes = []
     with tempfile.TemporaryDirectory(prefix="pda-deb-") as tmp:
         src = source_copy(Path(tmp) / "src")
         for arch in arches:
-            log = reset_log(LOG_DIR / f"{arch.deb_arch}.log")
+            log = reset_log(Path(log_dir) / f"{arch.deb_arch}.log")
             with Phase(f"deb {arch.deb_arch}", "libc6 for dpkg-shlibdeps",
                        log):
                 tree = libc6_tree(arch, log)
@@ -169,7 +169,7 @@ def library_packages(out, arches):
 BUILDS = (("library packages (debian/)", library_packages),)
 
 
-def lint(changes):
+def lint(changes, log_dir=LOG_DIR):
     """lintian on each .changes; returns the Packages it lists, each
     with its E: and W: tags (those of the .changes itself go to every
     package of it)."""
@@ -178,7 +178,7 @@ def lint(changes):
                              REPO / "debian/changelog", "-SSource"],
                             stdout=subprocess.PIPE, text=True).stdout.strip()
     for path in changes:
-        log = reset_log(LOG_DIR / f"lintian-{path.stem}.log")
+        log = reset_log(Path(log_dir) / f"lintian-{path.stem}.log")
         with Phase("deb", f"lintian {path.name}", log):
             r = subprocess.run(["lintian", path], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)

@@ -134,7 +134,8 @@ WALL_BOOTS = (("mainline", f"mainline-{TARGET}", ""),
               ("off", f"bench-{TARGET}", ""),
               ("on", f"bench-{TARGET}", ON))
 # The "-jl" kernels are the same with CONFIG_JUMP_LABEL=y, as
-# distributions build them: there a static-key test is one NOP.
+# distributions build them: there a static-key test is one instruction,
+# the branch to mainline's code, patched to a NOP when the key is on.
 ICOUNT_BOOTS = (("n", f"bench-{TARGET}-tlbi-n", ""),
                 ("off", f"bench-{TARGET}", ""),
                 ("on", f"bench-{TARGET}", ON),
@@ -559,7 +560,7 @@ def analyse(name, insns, syms):
     """One copy of a function -> decode()'s dicts, addresses symbolic: an
     adrp and the low 12 bits that complete it (add, load, store) by the
     symbol they make, found along every path to the use; "key": a test
-    of tlbi_local_key (a jump-label NOP in __jump_table, or the load,
+    of tlbi_local_key (a jump-label site in __jump_table, or the load,
     compare and branch without jump labels); "off": for a key test's
     branch, is it taken with the key off?"""
     out = decode(name, insns)
@@ -611,7 +612,8 @@ def analyse(name, insns, syms):
 
 def reachable(insns):
     """Indexes reached from the entry with tlbi_local_key off: its jump
-    labels' NOPs fall through, a key test's branch goes the off way, any
+    labels run as built (the branch to mainline's code, made a NOP only
+    when on), a key test's branch goes the off way, any
     other jump label goes either way.  With an indirect branch (a jump
     table) all of them."""
     if any(d["mnem"] == "br" for d in insns):
@@ -631,14 +633,31 @@ def reachable(insns):
     return seen
 
 
+def past_key(b, t):
+    """The index the option off reaches from @t through the key test that
+    starts there (@t itself if none does)."""
+    seen = set()
+    while t < len(b) and b[t]["key"] and t not in seen:
+        seen.add(t)
+        d = b[t]
+        taken = d["mnem"] == "b" or bool(d["off"])
+        t = d["target"] if taken and d["target"] is not None else t + 1
+    return min(t, len(b) - 1)
+
+
 def align(a, b, fn):
     """Both copies' instructions as text, this function's branch targets
     written <fn+OFFSET> in @a's offsets: a target in @b that is an
     instruction the two share takes that instruction's offset in @a, so
     that an instruction inserted before it does not change every branch
-    across it; a target in code @b alone keeps its own (<fn+new:OFF>)."""
+    across it; a target in code @b alone keeps its own (<fn+new:OFF>).
+    A key test's text says so, so that it never pairs with an instruction
+    of @a (with jump labels a branch, like one of n's to the same place),
+    and a branch to a key test is written to where the test goes with
+    the option off: n's branch, with the test inserted before its
+    target."""
     def key(d):
-        return f"{d['mnem']}\t{d['ops']}"
+        return f"{d['mnem']}\t{d['ops']}" + (KEY_NOTE if d["key"] else "")
     sm = difflib.SequenceMatcher(None, [key(d) for d in a],
                                  [key(d) for d in b], autojunk=False)
     to_a = {}
@@ -650,14 +669,19 @@ def align(a, b, fn):
         ops = d["ops"]
         if d["target"] is not None:
             ops = ops.replace("<.>", f"<{fn}+{where(d['target'])}>")
-        return f"{d['mnem']}\t{ops}".rstrip()
+        return f"{d['mnem']}\t{ops}".rstrip() + \
+            (KEY_NOTE if d["key"] else "")
     ta = [text(d, lambda t: f"{a[t]['offset']:#x}") for d in a]
-    tb = [text(d, lambda t: f"{a[to_a[t]]['offset']:#x}" if t in to_a
-               else f"new:{b[t]['offset']:#x}") for d in b]
+    def where_b(t):
+        t = past_key(b, t)
+        return f"{a[to_a[t]]['offset']:#x}" if t in to_a \
+            else f"new:{b[t]['offset']:#x}"
+    tb = [text(d, where_b) for d in b]
     return ta, tb
 
 
 
+KEY_NOTE = " ; key test"
 IMMEDIATE = re.compile(r"#-?(?:0x[0-9a-f]+|\d+)\b")
 
 
@@ -773,6 +797,10 @@ def verdict(full, path):
     if not (added or removed or imm or moved):
         return "off path identical"
     if removed or added != key:
+        if added - removed == key:
+            return (f"off path: as long as n's + {key} key test"
+                    f"{'s' if key != 1 else ''}, laid out or allocated "
+                    "differently")
         return "off path differs"
     words = [f"off path: n's + {key} key test" + ("s" if key != 1 else "")]
     if moved:
@@ -799,9 +827,8 @@ def hunks(a, b, ta, tb, reach_b):
                 continue
             out += [f"- {a[i]['offset']:5x}  {ta[i]}" for i in range(i1, i2)]
             for j in range(j1, j2):
-                note = (" ; key test" if b[j]["key"] else "") + \
-                    ("" if j in reach_b else " ; not reached with the "
-                     "option off")
+                note = "" if j in reach_b else \
+                    " ; not reached with the option off"
                 out.append(f"+ {b[j]['offset']:5x}  {tb[j]}{note}")
     return out
 
@@ -1199,9 +1226,19 @@ def off_verdict(state, key, what):
     if off is None:
         return f"Built and off, {what}: not measured."
     ok = within(state, key)
-    return (f"**Built and off, {what}, is {'' if ok else 'NOT '}within "
-            f"{OFF_SLACK} instructions per switch of `n`** ({off[0]:+.2f} "
-            f"min, {off[1]:+.2f} median).")
+    out = (f"**Built and off, {what}, is {'' if ok else 'NOT '}within "
+           f"{OFF_SLACK} instructions per switch of `n`** ({off[0]:+.2f} "
+           f"min, {off[1]:+.2f} median).")
+    f = code_row(state, key, "check_and_switch_context")
+    extra = f["path_key"] - 1 if f else 0
+    if extra > 0:
+        rest = [d - extra for d in off]
+        ok = all(abs(d) <= OFF_SLACK for d in rest)
+        out += (f" Counting the switch's {f['path_key']}-instruction key "
+                "test as one instruction, as a jump label's is: "
+                f"{rest[0]:+.2f} min, {rest[1]:+.2f} median, "
+                f"{'' if ok else 'NOT '}within {OFF_SLACK}.")
+    return out
 
 
 def code_row(state, off_key, function):
@@ -1414,7 +1451,8 @@ def code_section(state):
         "removed, and one removed here and added the same elsewhere "
         "counts as moved (`↕`). **The path the option off runs**: the "
         "instructions reached from the entry with `tlbi_local_key` off (its "
-        "jump labels' NOPs fall through, other jump labels go both ways; "
+        "jump-label sites run as built: a branch to mainline's code, made "
+        "a NOP only when the key is on; other jump labels go both ways; "
         "without jump labels the key's load, compare and branch go the off "
         "way; a function with an indirect branch counts whole); its "
         "key-test instructions are counted apart. These kernels are "

@@ -5,8 +5,9 @@
  *
  * Off unless the kernel is booted with tlbi_local=on.  While it is off,
  * a change of address space and every flush do what they do without the
- * option: each path tests tlbi_local_key once (a NOP with jump labels),
- * as the first statement of mainline's inline, and nothing is counted.
+ * option: each path tests tlbi_local_key once, as the first statement of
+ * mainline's inline (with jump labels, a branch to mainline's code that
+ * is made a NOP when on), and nothing is counted.
  * On, the paths come here, and only here are flushes counted.
  *
  * The counters are vm events (/proc/vmstat), although they are arm64's:

@@ -56,6 +56,22 @@ void __tlbi_local_flush_range_nosync_thunk(void);
 	"bl	" #thunk "\n\t"		\
 	"ldr	x30, [sp], #64"
 
+/*
+ * True, by a branch to its label: a hook's block ends with
+ * "if (tlbi_local_branch_to_return()) return;", so that it leaves by a
+ * branch of its own.  -Os lays the block that first reaches a shared
+ * return out to run straight into it; were that the hook's block, the
+ * path with the option off would take a branch that the kernel without
+ * the option does not.
+ */
+static __always_inline bool tlbi_local_branch_to_return(void)
+{
+	asm goto("b\t%l[ret]" : : : : ret);
+	unreachable();
+ret:
+	return true;
+}
+
 /* The flush hooks, called only when tlbi_local_enabled(). */
 static __always_inline void tlbi_local_flush_mm(struct mm_struct *mm)
 {
@@ -98,10 +114,20 @@ DECLARE_STATIC_KEY_FALSE(tlbi_local_key);
  */
 #define __tlbi_local_hooked	__always_inline
 
-/* tlbi_local=on was given and the system does not use CnP. */
+/*
+ * tlbi_local=on was given and the system does not use CnP.  With jump
+ * labels the key's site is, while off, the branch to mainline's code, and
+ * a NOP when on.  GCC does not reorder the blocks around an asm goto, so
+ * after static_branch_unlikely()'s NOP the off path would often take a
+ * second branch to reach that code.
+ */
 static __always_inline bool tlbi_local_enabled(void)
 {
+#ifdef CONFIG_JUMP_LABEL
+	return unlikely(!arch_static_branch_jump(&tlbi_local_key.key, true));
+#else
 	return static_branch_unlikely(&tlbi_local_key);
+#endif
 }
 #else
 #define __tlbi_local_hooked	inline

@@ -82,6 +82,9 @@ class Arch:
     deb_kconfig: str
     deb_full_flavour: str
     deb_options: tuple
+    # What a Debian system needs in its kernel on this architecture beyond
+    # configs/distro.config (deb.py's kernel packages), NAME=value.
+    distro_options: tuple = ()
     # The modules of tests/modules that are for some architectures only,
     # this one among them (modules.py); the others are for every one.
     only_modules: tuple = ()
@@ -96,9 +99,12 @@ _X86 = dict(family="x86", cc="gcc", cross="", machine="pc",
             icount_args="no_timer_check",
             preload_method="segment", segbench=True, x86_selftests=True,
             srcarch="x86",
+            distro_options=("RTC_DRV_CMOS=y",),
             deb_options=("X86_PDA_USER_SEG=y", "GETCPU_CACHE=y", "KUNIT=m",
                          "X86_PDA_USER_SEG_KUNIT_TEST=m"))
+# QEMU's virt machine: its PCIe host, and its PL031 RTC.
 _ARM = dict(family="arm", console="ttyAMA0",
+            distro_options=("PCI_HOST_GENERIC=y", "RTC_DRV_PL031=y"),
             no_kvm="host is x86; no KVM for ARM guests", icount_args="",
             preload_method="getcpu_cache", x86_selftests=False)
 # make randconfigs' options of both x86 builds.

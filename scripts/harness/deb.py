@@ -2,9 +2,12 @@
 """make deb: Debian packages, built with dpkg-buildpackage and checked
 with lintian, into one folder of the cache (OUT).
 
-Today the preload library and pda.h (debian/ at the top of the checkout:
+The preload library and pda.h (debian/ at the top of the checkout:
 libpda-getcpu1, libpda-getcpu-dev) for every architecture of arches.py,
-cross-built on this x86-64 host.  Each build runs in a copy of the
+cross-built on this x86-64 host; and the PDA kernel of each target that
+names a deb_kernel (targets.py), packaged by Kbuild's make bindeb-pkg
+from the target's config plus configs/distro.config and its arch
+record's distro_options: what a Debian system booted with systemd needs.  Each build runs in a copy of the
 checkout's files (what git tracks, and new files it does not ignore, as
 they are in the working tree), so neither the checkout nor its debian/
 ever holds a build product.
@@ -26,12 +29,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import debs
+from . import check, debs, kbuild, source
 from .arches import ARCHES
-from .paths import CACHE, LOGS, REPO
+from .paths import BUILD, CACHE, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say
+from .targets import TARGETS
 
 OUT = CACHE / "deb"
+# Where the kernel packages are built: Kbuild's bindeb-pkg writes them
+# beside its output directory, so each build directory has this one to
+# itself.
+KERNEL_BUILD = BUILD / "deb-kernel"
 # libc6 of each architecture, as dpkg-shlibdeps reads a package build
 # tree: DEBIAN/symbols beside usr/lib/<multiarch>/libc.so.6.
 LIBC6_TREES = CACHE / "deb-libc6"
@@ -134,6 +142,17 @@ def changes_files(changes):
     return files
 
 
+def move_upload(found, out, what, log):
+    """The one .changes among @found, and the files it lists, moved into
+    @out; returns its new path."""
+    made = sorted(found)
+    if len(made) != 1:
+        fail(f"deb: {what}: not one .changes but {made}", log)
+    for path in [made[0], *changes_files(made[0])]:
+        shutil.move(str(path), Path(out) / path.name)
+    return Path(out) / made[0].name
+
+
 def library_packages(out, arches, log_dir=LOG_DIR):
     """debian/'s packages for each of @arches, built into @out (logs in
     @log_dir); returns their .changes files."""
@@ -153,20 +172,74 @@ def library_packages(out, arches, log_dir=LOG_DIR):
                     env={"PDA_LIBC6_TREE": str(tree),
                          "DEB_BUILD_OPTIONS": "nocheck"},
                     what=f"dpkg-buildpackage -a {arch.deb_arch}")
-            made = sorted(Path(tmp).glob(f"*_{arch.deb_arch}.changes"))
-            if len(made) != 1:
-                fail(f"deb: no .changes for {arch.deb_arch}: {made}", log)
-            for path in [made[0], *changes_files(made[0])]:
-                shutil.move(str(path), out / path.name)
-            changes.append(out / made[0].name)
+            changes.append(move_upload(
+                Path(tmp).glob(f"*_{arch.deb_arch}.changes"), out,
+                arch.deb_arch, log))
+    return changes
+
+
+def kernel_fragment(target, path):
+    """@target's distribution options beyond configs/distro.config: its
+    arch record's distro_options, and the LOCALVERSION that names its
+    packages (linux-image-<version><deb_kernel>)."""
+    lines = [f"CONFIG_LOCALVERSION=\"{target.deb_kernel}\"",
+             "# CONFIG_LOCALVERSION_AUTO is not set"]
+    lines += [f"CONFIG_{o}" for o in target.arch.distro_options]
+    Path(path).write_text("\n".join(lines) + "\n")
+    return path
+
+
+def kernel_env(version):
+    """Kbuild's packaging variables: the source name, the package version
+    (Kbuild's own counts the builds of the directory), and as maintainer
+    the one debian/control names for the library packages."""
+    m = re.search(r"^Maintainer: (.+) <(.+)>$",
+                  (REPO / "debian/control").read_text(), re.M)
+    if not m:
+        raise StepFailed("debian/control: no Maintainer: Name <email>")
+    return {**kbuild.make_env(), "KDEB_SOURCENAME": "linux-pda",
+            "KDEB_PKGVERSION": f"{version}-1",
+            "DEBFULLNAME": m.group(1), "DEBEMAIL": m.group(2)}
+
+
+def kernel_packages(out, arches, log_dir=LOG_DIR):
+    """The PDA kernel of each target that names a deb_kernel, for each of
+    @arches, as Kbuild's make bindeb-pkg packages it (linux-image with its
+    modules, linux-headers, linux-libc-dev), from the target's config plus
+    configs/distro.config; into @out.  Returns their .changes files."""
+    pristine, tree = check.patched_tree()
+    version = source.kernel_version(pristine)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    changes = []
+    for target in TARGETS.values():
+        if not target.deb_kernel or target.arch not in arches:
+            continue
+        home = KERNEL_BUILD / target.name
+        bdir = home / "build"
+        log = reset_log(Path(log_dir) / f"kernel-{target.name}.log")
+        home.mkdir(parents=True, exist_ok=True)
+        for old in home.glob("*.*"):
+            old.unlink()
+        frag = kernel_fragment(target, home / "distro-arch.config")
+        with Phase(f"deb {target.name}", "configure", log):
+            kbuild.configure(target, tree, bdir, log,
+                             extra_fragments=(kbuild.CONFIGS /
+                                              "distro.config", frag))
+        with Phase(f"deb {target.name}", "make bindeb-pkg", log):
+            run(kbuild.make_cmd(target, tree, bdir, "bindeb-pkg"), log,
+                env=kernel_env(version), what=f"[{target.name}] bindeb-pkg")
+        changes.append(move_upload(home.glob("*.changes"), out, target.name,
+                                   log))
     return changes
 
 
 # What make deb builds: each a function (output folder, arches) -> its
-# .changes files, which lint() and the report take as they come.  The
-# kernel packages (make bindeb-pkg in the patched tree) belong here as a
-# second entry.
-BUILDS = (("library packages (debian/)", library_packages),)
+# .changes files, which lint() and the report take as they come, and
+# whether a lintian error or warning fails the run: ours must be clean;
+# the kernel's are Kbuild's packaging, reported as they are.
+BUILDS = (("library packages (debian/)", library_packages, True),
+          ("kernel packages (make bindeb-pkg)", kernel_packages, False))
 
 
 def lint(changes, log_dir=LOG_DIR):
@@ -222,14 +295,14 @@ def main():
             f"{prog} (Debian package {pkg})" for prog, pkg in lacks))
     shutil.rmtree(OUT, ignore_errors=True)
     start = time.monotonic()
-    changes = []
-    for what, build in BUILDS:
+    packages, dirty = [], []
+    for what, build, strict in BUILDS:
         say(f"[deb] {what}")
-        changes += build(OUT, arches)
-    packages = lint(changes)
+        made = lint(build(OUT, arches))
+        packages += made
+        dirty += [p for p in made if p.tags and strict]
     say(f"[deb] built in {time.monotonic() - start:.0f}s, in {OUT}:")
     report(packages)
-    dirty = [p for p in packages if p.tags]
     if dirty:
         say(f"ERROR: lintian found errors or warnings in "
             f"{', '.join(sorted({p.name for p in dirty}))} "

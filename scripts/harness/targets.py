@@ -56,6 +56,8 @@ class Target:
     # and a vCPU that busy-waits keeps its whole slice
     # (bench.BENCH_CPUS_WHY).
     icount_cpus: int = 0
+    # make deb packages its kernel, Kbuild's LOCALVERSION this ("": not).
+    deb_kernel: str = ""
 
 
 def variant(base, name, **changes):
@@ -65,7 +67,8 @@ def variant(base, name, **changes):
         name=name, check=False, bochs=False, bochs_cpu="", bochs_count="",
         programs=(), debug=False, soak=None,
         bench=False, census=False, preload_bench=False, tlb_bench=False,
-        hotplug_goal=False, fuzz_goal=False, icount_cpus=0), **changes})
+        hotplug_goal=False, fuzz_goal=False, icount_cpus=0, deb_kernel=""),
+        **changes})
 
 
 I386, X86_64, ARM, ARM64 = (ARCHES[a] for a in ("i386", "x86_64", "arm",
@@ -76,17 +79,20 @@ TARGETS = {
                        4, "max,vendor=GenuineIntel", I386, check=True,
                        debug=True, soak=Soak(6, 10, (("getcpu_cache_fuzz",
                                                       50),)),
-                       bench=True, census=True, preload_bench=True),
+                       bench=True, census=True, preload_bench=True,
+                       deb_kernel="-pda"),
     "i386-up": Target("i386-up", I386, ("base", "x86", "i386", "i386-up"), 1,
                       "max,vendor=GenuineIntel", I386, check=True,
                       soak=Soak(8, 5, (("getcpu_cache_fuzz", 50),)),
-                      bench=True, census=True, preload_bench=True),
+                      bench=True, census=True, preload_bench=True,
+                      deb_kernel="-pda-up"),
     # ARM spins slowly under -icount with several vCPUs: ARMv7's
     # cpu_relax() does not end a vCPU's slice (x86's PAUSE does).
     "arm": Target("arm", ARM, ("base", "arm"), 4, "cortex-a15", ARM,
                   check=True, debug=True,
                   soak=Soak(25, fuzz=(("getcpu_cache_fuzz", 20),)),
-                  bench=True, preload_bench=True, icount_cpus=1),
+                  bench=True, preload_bench=True, icount_cpus=1,
+                  deb_kernel="-pda"),
     # user_arch i386: the same static 32-bit programs as the i386 targets;
     # the 64-bit builds come on top.  TCG's
     # "max" has FSGSBASE, so the kernel enables it; "qemu64" has not, so
@@ -108,7 +114,7 @@ TARGETS = {
                                        ("getcpu_cache_fuzz_64", 50),
                                        ("x86_64_gs_fuzz_64", 20))),
                      bench=True, census=True, preload_bench=True,
-                     hotplug_goal=True),
+                     hotplug_goal=True, deb_kernel="-pda"),
     "x86_64-nofsgsbase": Target("x86_64-nofsgsbase", X86_64,
                                 ("base", "x86", "x86_64"), 4, "qemu64", I386,
                                 X86_64, kernel="x86_64",
@@ -129,7 +135,7 @@ TARGETS = {
                     append="tlbi_local=on", check=True, debug=True,
                     soak=Soak(8, fuzz=(("getcpu_cache_fuzz", 100),), tlb=2),
                     preload_bench=True, tlb_bench=True, icount_cpus=1,
-                    hotplug_goal=True, fuzz_goal=True),
+                    hotplug_goal=True, fuzz_goal=True, deb_kernel="-pda"),
 }
 # make check-full's debug variants: the same kernels plus configs/debug.config
 # (lockdep, UBSAN, KFENCE, DEBUG_VM...).

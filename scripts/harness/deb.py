@@ -7,10 +7,12 @@ libpda-getcpu1, libpda-getcpu-dev) for every architecture of arches.py,
 cross-built on this x86-64 host; and the PDA kernel of each target that
 names a deb_kernel (targets.py), packaged by Kbuild's make bindeb-pkg
 from the target's config plus configs/distro.config and its arch
-record's distro_options: what a Debian system booted with systemd needs.  Each build runs in a copy of the
-checkout's files (what git tracks, and new files it does not ignore, as
-they are in the working tree), so neither the checkout nor its debian/
-ever holds a build product.
+record's distro_options: what a Debian system booted with systemd needs.
+Each library build runs in a copy of the checkout's files (what git
+tracks, and new files it does not ignore, as they are in the working
+tree), so neither the checkout nor its debian/ ever holds a build
+product; the kernels build in the patched tree, out of tree
+(KERNEL_BUILD).
 
 Cross builds need no foreign architecture in the host's dpkg: the
 triplet's compiler and C library come from the -cross packages
@@ -211,6 +213,7 @@ def kernel_packages(out, arches, log_dir=LOG_DIR):
     version = source.kernel_version(pristine)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    env = kernel_env(version)
     changes = []
     for target in TARGETS.values():
         if not target.deb_kernel or target.arch not in arches:
@@ -219,6 +222,7 @@ def kernel_packages(out, arches, log_dir=LOG_DIR):
         bdir = home / "build"
         log = reset_log(Path(log_dir) / f"kernel-{target.name}.log")
         home.mkdir(parents=True, exist_ok=True)
+        # The last run's packages: bindeb-pkg writes them beside bdir.
         for old in home.glob("*.*"):
             old.unlink()
         frag = kernel_fragment(target, home / "distro-arch.config")
@@ -228,7 +232,7 @@ def kernel_packages(out, arches, log_dir=LOG_DIR):
                                               "distro.config", frag))
         with Phase(f"deb {target.name}", "make bindeb-pkg", log):
             run(kbuild.make_cmd(target, tree, bdir, "bindeb-pkg"), log,
-                env=kernel_env(version), what=f"[{target.name}] bindeb-pkg")
+                env=env, what=f"[{target.name}] bindeb-pkg")
         changes.append(move_upload(home.glob("*.changes"), out, target.name,
                                    log))
     return changes

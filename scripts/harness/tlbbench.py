@@ -265,6 +265,8 @@ ADD_IMM = re.compile(r"^x(\d+), x(\d+), #(0x[0-9a-f]+|\d+)$")
 # vmalle1 are kernel or whole-TLB ones).
 USER_TLBI = re.compile(r"^(r?vae1|r?vale1|aside1)(is|os)?\b")
 KEY = "tlbi_local_key"
+# How a diff line marks a key test's instruction.
+KEY_NOTE = " ; key test"
 # Instructions whose first operand is not a register they write.
 NO_DEST = {"str", "strb", "strh", "stp", "stur", "sturb", "sturh", "stlr",
            "stlrb", "stlrh", "cmp", "cmn", "tst", "ccmp", "ccmn", "b", "bl",
@@ -681,7 +683,6 @@ def align(a, b, fn):
 
 
 
-KEY_NOTE = " ; key test"
 IMMEDIATE = re.compile(r"#-?(?:0x[0-9a-f]+|\d+)\b")
 
 

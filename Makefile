@@ -6,7 +6,7 @@
 PDA := scripts/pda
 
 .PHONY: run check check-full bench debian-configs randconfigs patches deb \
-	deps clean
+	distro deps clean
 
 run: deps
 	$(PDA) run
@@ -36,6 +36,11 @@ patches: deps
 # ${XDG_CACHE_HOME:-$HOME/.cache}/pda/deb.
 deb: deps
 	$(PDA) deb
+
+# Debian 12 booted with systemd on the PDA kernels, the packages
+# installed in the guest (results/DISTRO.md).  TARGET=kind for one.
+distro: deps
+	$(PDA) distro $(if $(TARGET),--target $(TARGET))
 
 deps:
 	@scripts/deps

@@ -85,6 +85,9 @@ class Arch:
     # What a Debian system needs in its kernel on this architecture beyond
     # configs/distro.config (deb.py's kernel packages), NAME=value.
     distro_options: tuple = ()
+    # The Debian architecture make distro adds to its root beside deb_arch
+    # (dpkg --add-architecture), so Debian's programs of it run too.
+    distro_foreign: str = ""
     # The modules of tests/modules that are for some architectures only,
     # this one among them (modules.py); the others are for every one.
     only_modules: tuple = ()
@@ -138,6 +141,7 @@ ARCHES = {a.name: a for a in (
          libc_dir="/lib/x86_64-linux-gnu",
          guest_libc_dir="/lib/x86_64-linux-gnu",
          deb_arch="amd64", multiarch="x86_64-linux-gnu",
+         distro_foreign="i386",
          elf_machine="Advanced Micro Devices X86-64",
          pda_bench_syscalls=("sys.syscall",), bench_checks=False,
          randconfig_vary=_X86_RANDCONFIG + ("IA32_EMULATION", "X86_X32_ABI",

@@ -7,7 +7,7 @@ written from the latest run of every part (reliability.py)."""
 import secrets
 import time
 
-from . import boot, check, fullstate, ktap, mutants, reliability, \
+from . import boot, check, distro, fullstate, ktap, mutants, reliability, \
     targetrun
 from .paths import BUILD, LOGS
 from .progress import StepFailed, say, tail
@@ -277,6 +277,11 @@ def part_mutants(tree, args):
     return rows_of(kind, mutants.runs(tree[1], args))
 
 
+def part_distro(tree, args):
+    """make distro: Debian 12 with systemd on every PDA kernel kind."""
+    return distro.rows()
+
+
 def family_parts():
     """debug-FAMILY and soak-FAMILY for each architecture family, the
     kernels of its debug variants and its soak kinds."""
@@ -305,6 +310,9 @@ PARTS = {
     "smap": (part_smap, "x86_64 on a CPU model with SMAP"),
     "mutants": (part_mutants, "kernels broken on purpose "
                 "(tests/mutants), each failing the tests that guard it"),
+    "distro": (part_distro, "Debian 12 booted with systemd on every PDA "
+               "kernel kind, the packages installed in the guest "
+               "(make distro)"),
 }
 
 

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Command line: pda check | check-full | run | bench | patches | deb."""
+"""Command line: pda check | check-full | run | bench | patches | deb |
+distro."""
 
 import argparse
 import sys
 
-from . import bench, benchparts, bisect, check, checkfull, deb, \
+from . import bench, benchparts, bisect, check, checkfull, deb, distro, \
     debconfig, export, quick, randconfig, run
 from .arches import ARCHES
 from .progress import StepFailed, say
@@ -93,6 +94,12 @@ def main(argv):
     sub.add_parser("deb", help="Debian packages of the preload library and "
                    f"pda.h for {debian}, checked with lintian, into "
                    f"{deb.OUT}")
+    d = sub.add_parser("distro", help="Debian 12 with systemd booted on "
+                       "each PDA kernel kind, make deb's packages installed "
+                       "in the guest; writes results/DISTRO.md")
+    d.add_argument("--target", nargs="*", choices=[t.name for t in
+                                                   distro.kinds()],
+                   help="these kinds only (default: every one)")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "check":
@@ -115,6 +122,8 @@ def main(argv):
             return randconfig.main(args.arch)
         if args.cmd == "deb":
             return deb.main()
+        if args.cmd == "distro":
+            return distro.main(args.target)
         if args.cmd == "tree":
             check.patched_tree()
             return 0

@@ -191,32 +191,43 @@ def kernel_fragment(target, path):
     return path
 
 
-def kernel_env(version):
+def kernel_env(version, arch):
     """Kbuild's packaging variables: the source name, the package version
     (Kbuild's own counts the builds of the directory), and as maintainer
-    the one debian/control names for the library packages."""
+    the one debian/control names for the library packages.  A cross build
+    leaves out linux-headers (Kbuild's nokernelheaders profile): its
+    programs (scripts/, for building modules out of tree) run on the
+    target, so they need @arch's libssl-dev and a compiler for it from
+    a foreign architecture in the host's dpkg, which no build here adds."""
     m = re.search(r"^Maintainer: (.+) <(.+)>$",
                   (REPO / "debian/control").read_text(), re.M)
     if not m:
         raise StepFailed("debian/control: no Maintainer: Name <email>")
     return {**kbuild.make_env(), "KDEB_SOURCENAME": "linux-pda",
             "KDEB_PKGVERSION": f"{version}-1",
-            "DEBFULLNAME": m.group(1), "DEBEMAIL": m.group(2)}
+            "DEBFULLNAME": m.group(1), "DEBEMAIL": m.group(2),
+            **({} if arch.deb_arch == host_deb_arch() else
+               {"DEB_BUILD_PROFILES": "pkg.linux-pda.nokernelheaders"})}
 
 
-def kernel_packages(out, arches, log_dir=LOG_DIR):
-    """The PDA kernel of each target that names a deb_kernel, for each of
-    @arches, as Kbuild's make bindeb-pkg packages it (linux-image with its
+def host_deb_arch():
+    return subprocess.run(["dpkg", "--print-architecture"], check=True,
+                          stdout=subprocess.PIPE, text=True).stdout.strip()
+
+
+def kernel_packages(out, arches, log_dir=LOG_DIR, names=None):
+    """The PDA kernel of each target that names a deb_kernel (of those
+    @names, if given), for each of @arches, as Kbuild's make bindeb-pkg packages it (linux-image with its
     modules, linux-headers, linux-libc-dev), from the target's config plus
     configs/distro.config; into @out.  Returns their .changes files."""
     pristine, tree = check.patched_tree()
     version = source.kernel_version(pristine)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    env = kernel_env(version)
     changes = []
     for target in TARGETS.values():
-        if not target.deb_kernel or target.arch not in arches:
+        if not target.deb_kernel or target.arch not in arches or \
+                names is not None and target.name not in names:
             continue
         home = KERNEL_BUILD / target.name
         bdir = home / "build"
@@ -232,7 +243,7 @@ def kernel_packages(out, arches, log_dir=LOG_DIR):
                                               "distro.config", frag))
         with Phase(f"deb {target.name}", "make bindeb-pkg", log):
             run(kbuild.make_cmd(target, tree, bdir, "bindeb-pkg"), log,
-                env=env, what=f"[{target.name}] bindeb-pkg")
+                env=kernel_env(version, target.arch), what=f"[{target.name}] bindeb-pkg")
         changes.append(move_upload(home.glob("*.changes"), out, target.name,
                                    log))
     return changes

@@ -23,6 +23,7 @@ PDA_LIBC6_TREE).  The first run fetches it; later ones make no network
 access.
 """
 
+import filecmp
 import re
 import shutil
 import subprocess
@@ -146,12 +147,17 @@ def changes_files(changes):
 
 def move_upload(found, out, what, log):
     """The one .changes among @found, and the files it lists, moved into
-    @out; returns its new path."""
+    @out; returns its new path.  A file another upload already put there
+    must be the same bytes."""
     made = sorted(found)
     if len(made) != 1:
         fail(f"deb: {what}: not one .changes but {made}", log)
     for path in [made[0], *changes_files(made[0])]:
-        shutil.move(str(path), Path(out) / path.name)
+        dest = Path(out) / path.name
+        if dest.exists() and not filecmp.cmp(path, dest, shallow=False):
+            fail(f"deb: {what}: {path.name} differs from the one another "
+                 f"build put in {out}", log)
+        shutil.move(str(path), dest)
     return Path(out) / made[0].name
 
 
@@ -191,23 +197,33 @@ def kernel_fragment(target, path):
     return path
 
 
-def kernel_env(version, arch):
-    """Kbuild's packaging variables: the source name, the package version
-    (Kbuild's own counts the builds of the directory), and as maintainer
-    the one debian/control names for the library packages.  A cross build
-    leaves out linux-headers (Kbuild's nokernelheaders profile): its
-    programs (scripts/, for building modules out of tree) run on the
-    target, so they need @arch's libssl-dev and a compiler for it from
-    a foreign architecture in the host's dpkg, which no build here adds."""
+def kernel_env(version, target):
+    """Kbuild's packaging variables: the source name, linux plus the
+    target's deb_kernel (two kernels of one architecture upload apart);
+    the package version (Kbuild's own counts the builds of the
+    directory); as maintainer the one debian/control names for the
+    library packages; and the date of every file in the packages,
+    kbuild's build timestamp, so that a rebuild makes the same bytes
+    (the linux-libc-dev both i386 kernels build is then one file).  A
+    cross build leaves out linux-headers (Kbuild's nokernelheaders
+    profile): its programs (scripts/, for building modules out of tree)
+    run on the target, so they need the target architecture's libssl-dev
+    and a compiler for it from a foreign architecture in the host's dpkg,
+    which no build here adds."""
     m = re.search(r"^Maintainer: (.+) <(.+)>$",
                   (REPO / "debian/control").read_text(), re.M)
     if not m:
         raise StepFailed("debian/control: no Maintainer: Name <email>")
-    return {**kbuild.make_env(), "KDEB_SOURCENAME": "linux-pda",
-            "KDEB_PKGVERSION": f"{version}-1",
+    env = kbuild.make_env()
+    name = f"linux{target.deb_kernel}"
+    epoch = subprocess.run(["date", "-d", env["KBUILD_BUILD_TIMESTAMP"],
+                            "+%s"], check=True, stdout=subprocess.PIPE,
+                           text=True).stdout.strip()
+    return {**env, "KDEB_SOURCENAME": name,
+            "KDEB_PKGVERSION": f"{version}-1", "SOURCE_DATE_EPOCH": epoch,
             "DEBFULLNAME": m.group(1), "DEBEMAIL": m.group(2),
-            **({} if arch.deb_arch == host_deb_arch() else
-               {"DEB_BUILD_PROFILES": "pkg.linux-pda.nokernelheaders"})}
+            **({} if target.arch.deb_arch == host_deb_arch() else
+               {"DEB_BUILD_PROFILES": f"pkg.{name}.nokernelheaders"})}
 
 
 def host_deb_arch():
@@ -243,7 +259,8 @@ def kernel_packages(out, arches, log_dir=LOG_DIR, names=None):
                                               "distro.config", frag))
         with Phase(f"deb {target.name}", "make bindeb-pkg", log):
             run(kbuild.make_cmd(target, tree, bdir, "bindeb-pkg"), log,
-                env=kernel_env(version, target.arch), what=f"[{target.name}] bindeb-pkg")
+                env=kernel_env(version, target),
+                what=f"[{target.name}] bindeb-pkg")
         changes.append(move_upload(home.glob("*.changes"), out, target.name,
                                    log))
     return changes

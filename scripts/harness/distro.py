@@ -150,48 +150,78 @@ def debugfs(image, request, log):
     run(["debugfs", "-R", request, image], log, what=f"debugfs {request}")
 
 
-def installed(target, chosen, log):
-    """The kind's disk after its first boot: every package installed and
-    @chosen installed by dpkg -i in the guest; cached while the root and
-    the packages are the same."""
-    home = DISTRO / target.name
-    image = home / "installed.img"
-    stamp = home / "installed.key"
+def cached(image, key):
+    stamp = Path(f"{image}.key")
+    return image.exists() and stamp.exists() and stamp.read_text() == key
+
+
+def first_boot(target, image, name, what, log):
+    """Boots @image with tests/distro/firstboot.sh as init, on the kind's
+    packaged kernel as built (its boot image: the package is not in the
+    disk yet)."""
+    console = LOG_DIR / f"{target.name}-firstboot-{name}.console"
+    kernel = deb.KERNEL_BUILD / target.name / "build" / \
+        target.arch.boot_image
+    with Phase(f"distro {target.name}", f"first boot: {what}", console):
+        boot(target, image, kernel, "init=/pda/firstboot.sh", console,
+             FIRSTBOOT_TIMEOUT)
+    if "pda-firstboot: done" not in console.read_text(errors="replace"):
+        fail(f"distro {target.name}: the first boot did not finish", console)
+
+
+def configured(target, log):
+    """The Debian root of the kind's architecture as a disk whose every
+    package the guest's dpkg installed; cached per architecture, while
+    the root and firstboot.sh are the same."""
     base = root(target.arch, log)
-    key = hashlib.sha256()
-    key.update((base.parent / "mmdebstrap.cmd").read_bytes())
-    for p in sorted(chosen, key=lambda p: p.path.name):
-        key.update(p.path.read_bytes())
-    for f in sorted(GUEST.iterdir()):
-        key.update(f.read_bytes())
-    if image.exists() and stamp.exists() and \
-            stamp.read_text() == key.hexdigest():
-        return image
-    stage = home / "stage"
+    image = DISTRO / "roots" / target.arch.deb_arch / "configured.img"
+    key = hashlib.sha256((base.parent / "mmdebstrap.cmd").read_bytes() +
+                         (GUEST / "firstboot.sh").read_bytes()).hexdigest()
+    if cached(image, key):
+        return image, key
+    stage = image.parent / "stage"
     shutil.rmtree(stage, ignore_errors=True)
-    home.mkdir(parents=True, exist_ok=True)
     image.unlink(missing_ok=True)
     # Hard links: the root's files are never written, only the image is.
     run(["cp", "-al", base, stage], log, what="stage the root")
     (stage / "pda/debs").mkdir(parents=True)
-    for p in chosen:
-        shutil.copy(p.path, stage / "pda/debs")
     for f in GUEST.iterdir():
         shutil.copy(f, stage / "pda" / f.name)
     run(["mkfs.ext4", "-q", "-F", "-L", "pda-root", "-d", stage,
          image, IMAGE_SIZE], log, what="mkfs.ext4 -d")
     shutil.rmtree(stage)
-    console = LOG_DIR / f"{target.name}-firstboot.console"
-    kernel = deb.KERNEL_BUILD / target.name / "build" / \
-        target.arch.boot_image
-    with Phase(f"distro {target.name}", "first boot: dpkg installs "
-               "everything", console):
-        boot(target, image, kernel, "init=/pda/firstboot.sh", console,
-             FIRSTBOOT_TIMEOUT)
-    text = console.read_text(errors="replace")
-    if "pda-firstboot: done" not in text:
-        fail(f"distro {target.name}: the first boot did not finish", console)
-    stamp.write_text(key.hexdigest())
+    first_boot(target, image, "configure",
+               "dpkg installs every package", log)
+    Path(f"{image}.key").write_text(key)
+    return image, key
+
+
+def installed(target, chosen, log):
+    """The kind's disk: a copy of the configured one, tests/distro's
+    files written into /pda, and @chosen installed by dpkg -i in the
+    guest; cached while all of those are the same."""
+    base, key = configured(target, log)
+    image = DISTRO / target.name / "installed.img"
+    digest = hashlib.sha256(key.encode())
+    for p in sorted(chosen, key=lambda p: p.path.name):
+        digest.update(p.path.read_bytes())
+    for f in sorted(GUEST.iterdir()):
+        digest.update(f.read_bytes())
+    if cached(image, digest.hexdigest()):
+        return image
+    image.parent.mkdir(parents=True, exist_ok=True)
+    run(["cp", "--sparse=always", base, image], log, what="copy the disk")
+    # debugfs writes into the unmounted file system; write never
+    # replaces a file, so each goes first.
+    script = image.parent / "debugfs.cmd"
+    cmds = [f"rm /pda/{f.name}\nwrite {f} /pda/{f.name}"
+            for f in sorted(GUEST.iterdir())]
+    cmds += [f"write {p.path} /pda/debs/{p.path.name}" for p in chosen]
+    script.write_text("\n".join(cmds) + "\n")
+    run(["debugfs", "-w", "-f", script, image], log,
+        what="debugfs: the packages and checks into the disk")
+    first_boot(target, image, "install", "dpkg -i the PDA packages", log)
+    Path(f"{image}.key").write_text(digest.hexdigest())
     return image
 
 
@@ -495,6 +525,12 @@ def write_report():
                                                              "skip"))
             lines.append(f"| {suite} | {fmt} | {fmt_m} | "
                          f"{len(c['differ'])} |")
+        on = s["boots"]["on"]["found"]
+        lines += ["", "Python's modules: " + " ".join(
+            on.get("python_modules", ["?"])) + ".  Minutes per boot "
+            "(TCG, the suites in `on` and `mainline`): " + ", ".join(
+                f"{label} {b['minutes']}" for label, b in
+                s["boots"].items()) + "."]
         for suite, c in s["suites"].items():
             for what in ("differ", "both_fail", "both_skip"):
                 if c[what]:

@@ -72,17 +72,35 @@ done
 
 if [ "$(arg suites)" = 1 ]; then
 	# Python's regression tests of threads, processes, signals,
-	# scheduling, time and os, each module in its own process.
-	record suite python start
+	# scheduling (test_posix's sched_* calls; test_sched is the sched
+	# module's timed events), time and os, each module in its own
+	# process.  Not test_concurrent_futures: ten minutes under TCG, and
+	# its waits with a timeout race the emulated clock (test_timeout
+	# failed so in a trial on the PDA kernel).
+	modules="test_os test_posix test_signal test_threading test_thread
+		test_threadsignals test_time test_fork1 test_wait4 test_select
+		test_subprocess test_sched"
+	# shellcheck disable=SC2086 # one word per module
+	record python_modules $modules
+	# shellcheck disable=SC2086
 	python3 -m test -j4 --timeout 1200 --junit-xml "$OUT/python.xml" \
-		test_os test_posix test_signal test_threading test_thread \
-		test_threadsignals test_time test_fork1 test_wait4 test_select \
-		test_subprocess test_sched test_concurrent_futures \
-		>"$OUT/python.log" 2>&1
+		$modules >"$OUT/python.log" 2>&1
 	record suite python exit $?
-	# systemd's unit tests, as Debian ships them (systemd-tests).
-	record suite systemd start
-	/usr/lib/systemd/tests/run-unit-tests.py >"$OUT/systemd.log" 2>&1
+	# systemd's unit tests, as Debian ships them (systemd-tests), judged
+	# as its run-unit-tests.py judges them (exit 0 passes, 77 skips),
+	# one per CPU at a time: that script runs them one by one, too slow
+	# under TCG.  Each test's output is kept in unit-tests/.
+	mkdir -p "$OUT/unit-tests"
+	# shellcheck disable=SC2016 # the inner sh expands them
+	find /usr/lib/systemd/tests -maxdepth 1 -name 'test-*' -type f |
+		sort | xargs -P "$(nproc)" -I '{}' sh -c '
+			name=${1##*/}
+			"$1" </dev/null >"$2/$name" 2>&1
+			case $? in
+			0) echo "PASS: $name" ;;
+			77) echo "SKIP: $name" ;;
+			*) echo "FAIL: $name" ;;
+			esac' unit-test '{}' "$OUT/unit-tests" >"$OUT/systemd.log"
 	record suite systemd exit $?
 fi
 

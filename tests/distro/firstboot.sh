@@ -6,8 +6,9 @@
 # started by the kernel as init=/pda/firstboot.sh.  It does what
 # debootstrap's second stage does: installs the unpacked packages with the
 # guest's own dpkg, the Essential ones first, so every maintainer script
-# runs here.  Then it installs the PDA packages in /pda/debs with dpkg -i,
-# turns the preload library on for every program, and powers off.
+# runs here (once: a later boot of the same disk skips it).  Then it
+# enables make distro's checks, installs the PDA packages in /pda/debs
+# with dpkg -i, if any, and powers off.
 #
 # dash, not sh: /bin/sh is made by dash's maintainer script, which has
 # not run yet.
@@ -22,6 +23,7 @@ export LC_ALL=C.UTF-8
 exec </dev/null
 
 ARCHIVES=/var/cache/apt/archives
+CONFIGURED=/var/lib/pda-distro/configured
 
 step() {
 	echo "pda-firstboot: $*"
@@ -56,32 +58,41 @@ mount -o remount,rw / || die "remount / read-write"
 
 # No daemon starts while its package is configured: systemd is not
 # running, and sysvinit's scripts would start one for real.
-printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-chmod 755 /usr/sbin/policy-rc.d
+install_debian() {
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	essential=
+	rest=
+	for deb in "$ARCHIVES"/*.deb; do
+		if [ "$(dpkg-deb -f "$deb" Essential)" = yes ]; then
+			essential="$essential $deb"
+		else
+			rest="$rest $deb"
+		fi
+	done
+	# The Essential set first, as debootstrap does: their maintainer
+	# scripts may use one another before their dependencies are
+	# configured.
+	# shellcheck disable=SC2086 # word splitting of the lists is wanted
+	run "install the Essential packages" \
+		dpkg --force-depends --install $essential
+	# shellcheck disable=SC2086
+	run "install the other packages" dpkg --force-depends --install $rest
+	run "configure every package" dpkg --configure --pending
+	run "check the package database" sh -c '! dpkg --audit | grep .'
+	rm -f "$ARCHIVES"/*.deb
+	echo pda >/etc/hostname
+	echo '/dev/vda / ext4 defaults 0 1' >/etc/fstab
+	rm -f /usr/sbin/policy-rc.d
+	mkdir -p "${CONFIGURED%/*}"
+	touch "$CONFIGURED"
+}
 
-essential=
-rest=
-for deb in "$ARCHIVES"/*.deb; do
-	if [ "$(dpkg-deb -f "$deb" Essential)" = yes ]; then
-		essential="$essential $deb"
-	else
-		rest="$rest $deb"
-	fi
-done
-
-# The Essential set first, as debootstrap does: their maintainer scripts
-# may use one another before their dependencies are configured.
-# shellcheck disable=SC2086 # word splitting of the lists is wanted
-run "install the Essential packages" dpkg --force-depends --install $essential
-# shellcheck disable=SC2086
-run "install the other packages" dpkg --force-depends --install $rest
-run "configure every package" dpkg --configure --pending
-run "check the package database" sh -c '! dpkg --audit | grep .'
-rm -f "$ARCHIVES"/*.deb
-
-echo pda >/etc/hostname
-echo '/dev/vda / ext4 defaults 0 1' >/etc/fstab
-rm -f /usr/sbin/policy-rc.d
+# The packages mmdebstrap unpacked, once: make distro keeps the disk
+# after this and starts each kind's install from a copy of it.
+if [ ! -e "$CONFIGURED" ]; then
+	install_debian
+fi
 
 # A foreign architecture's program whose package cannot sit beside the
 # native one (Multi-Arch: foreign), unpacked under /opt; its libraries
@@ -97,8 +108,10 @@ cp /pda/pda-distro-check.service /etc/systemd/system/
 run "enable the checks" systemctl enable pda-distro-check.service
 
 # The PDA packages, as a user installs them.
-# shellcheck disable=SC2046
-run "dpkg -i the PDA packages" dpkg -i $(ls /pda/debs/*.deb)
+if [ -n "$(ls /pda/debs)" ]; then
+	# shellcheck disable=SC2046
+	run "dpkg -i the PDA packages" dpkg -i $(ls /pda/debs/*.deb)
+fi
 
 step 'done'
 halt

@@ -155,6 +155,21 @@ def cached(image, key):
     return image.exists() and stamp.exists() and stamp.read_text() == key
 
 
+def fsck(image, log):
+    """e2fsck after every boot, before debugfs reads or writes the disk:
+    debugfs does not replay the journal, and the kernel would replay it
+    over what debugfs wrote.  A first boot leaves it to replay: its PID 1
+    still runs the dash and C library that dpkg replaced, deleted files
+    that keep / from going read-only.  Exit 1 is "errors corrected" (the
+    replay); anything above fails."""
+    with open(log, "a") as out:
+        rc = subprocess.call(["e2fsck", "-fy", image], stdout=out,
+                             stderr=subprocess.STDOUT)
+    if rc not in (0, 1):
+        fail(f"e2fsck {image} found errors it could not fix (exit {rc})",
+             log)
+
+
 def first_boot(target, image, name, what, log):
     """Boots @image with tests/distro/firstboot.sh as init, on the kind's
     packaged kernel as built (its boot image: the package is not in the
@@ -167,6 +182,7 @@ def first_boot(target, image, name, what, log):
              FIRSTBOOT_TIMEOUT)
     if "pda-firstboot: done" not in console.read_text(errors="replace"):
         fail(f"distro {target.name}: the first boot did not finish", console)
+    fsck(image, log)
 
 
 def configured(target, log):
@@ -409,7 +425,11 @@ def run_kind(target, log):
     run(["cp", "--sparse=always", image, work], log, what="copy the disk")
     kernels = {"pda": DISTRO / target.name / f"vmlinuz-{release}",
                "mainline": mainline_kernel(target, pristine, log)}
+    kernels["pda"].unlink(missing_ok=True)
     debugfs(work, f"dump /boot/vmlinuz-{release} {kernels['pda']}", log)
+    if not kernels["pda"].exists():
+        fail(f"distro {target.name}: no /boot/vmlinuz-{release} in the "
+             "disk: did dpkg -i install linux-image?", log)
     releases = {"pda": release,
                 "mainline": f"{source.kernel_version(pristine)}-mainline"}
     append = " ".join(w for w in target.append.split()
@@ -424,6 +444,7 @@ def run_kind(target, log):
                  f"{append} pda_distro.label={label} {args}"
                  f"{' pda_distro.suites=1' if suites else ''}",
                  console, SUITES_TIMEOUT if suites else BOOT_TIMEOUT)
+        fsck(work, log)
         dirs[label], found = results(work, label, log)
         rep.results += check_boot(target, label, releases[which], found,
                                   dirs[label], console, online_cpus(target))

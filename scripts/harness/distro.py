@@ -283,9 +283,9 @@ def mainline_kernel(target, pristine, log):
     return bdir / target.arch.boot_image
 
 
-def results(image, label, log):
+def results(target, image, label, log):
     """What check.sh wrote on the disk in the boot @label."""
-    dest = DISTRO / "out" / label
+    dest = DISTRO / target.name / "out" / label
     shutil.rmtree(dest, ignore_errors=True)
     dest.parent.mkdir(parents=True, exist_ok=True)
     debugfs(image, f"rdump /pda/out/{label} {dest.parent}", log)
@@ -445,7 +445,7 @@ def run_kind(target, log):
                  f"{' pda_distro.suites=1' if suites else ''}",
                  console, SUITES_TIMEOUT if suites else BOOT_TIMEOUT)
         fsck(work, log)
-        dirs[label], found = results(work, label, log)
+        dirs[label], found = results(target, work, label, log)
         rep.results += check_boot(target, label, releases[which], found,
                                   dirs[label], console, online_cpus(target))
         boots[label] = {"found": found, "minutes": round(

@@ -233,9 +233,11 @@ def host_deb_arch():
 
 def kernel_packages(out, arches, log_dir=LOG_DIR, names=None):
     """The PDA kernel of each target that names a deb_kernel (of those
-    @names, if given), for each of @arches, as Kbuild's make bindeb-pkg packages it (linux-image with its
-    modules, linux-headers, linux-libc-dev), from the target's config plus
-    configs/distro.config; into @out.  Returns their .changes files."""
+    @names, if given), for each of @arches, as Kbuild's make bindeb-pkg
+    packages it (linux-image with its modules, linux-libc-dev, and
+    linux-headers when it is the host's architecture: kernel_env()), from
+    the target's config plus configs/distro.config; into @out.  Returns
+    their .changes files."""
     pristine, tree = check.patched_tree()
     version = source.kernel_version(pristine)
     out = Path(out)

@@ -91,6 +91,8 @@ if [ "$(arg suites)" = 1 ]; then
 	# one per CPU at a time: that script runs them one by one, too slow
 	# under TCG.  Each test's output is kept in unit-tests/.
 	mkdir -p "$OUT/unit-tests"
+	record systemd_tests "$(find /usr/lib/systemd/tests -maxdepth 1 \
+		-name 'test-*' -type f | wc -l)"
 	# shellcheck disable=SC2016 # the inner sh expands them
 	find /usr/lib/systemd/tests -maxdepth 1 -name 'test-*' -type f |
 		sort | xargs -P "$(nproc)" -I '{}' sh -c '

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import check, debs, kbuild, source
-from .arches import ARCHES
+from .arches import ARCHES, HOST
 from .paths import BUILD, CACHE, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say
 from .targets import TARGETS
@@ -222,13 +222,8 @@ def kernel_env(version, target):
     return {**env, "KDEB_SOURCENAME": name,
             "KDEB_PKGVERSION": f"{version}-1", "SOURCE_DATE_EPOCH": epoch,
             "DEBFULLNAME": m.group(1), "DEBEMAIL": m.group(2),
-            **({} if target.arch.deb_arch == host_deb_arch() else
+            **({} if target.arch == HOST else
                {"DEB_BUILD_PROFILES": f"pkg.{name}.nokernelheaders"})}
-
-
-def host_deb_arch():
-    return subprocess.run(["dpkg", "--print-architecture"], check=True,
-                          stdout=subprocess.PIPE, text=True).stdout.strip()
 
 
 def kernel_packages(out, arches, log_dir=LOG_DIR, names=None):

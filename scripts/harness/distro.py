@@ -34,7 +34,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from . import check, deb, kbuild, ktap, source
+from . import check, deb, fullstate, kbuild, ktap, source
 from .paths import BUILD, CACHE, LOGS, REPO
 from .progress import Phase, StepFailed, fail, reset_log, run, say
 from .targets import TARGETS
@@ -309,13 +309,17 @@ def results(target, image, label, log):
     shutil.rmtree(dest, ignore_errors=True)
     dest.parent.mkdir(parents=True, exist_ok=True)
     debugfs(image, f"rdump /pda/out/{label} {dest.parent}", log)
-    found = {}
     result = dest / "result"
-    for line in (result.read_text().splitlines() if result.exists()
-                 else []):
+    return dest, findings(result.read_text() if result.exists() else "")
+
+
+def findings(text):
+    """check.sh's "key value..." lines as {key: [value, ...]}."""
+    found = {}
+    for line in text.splitlines():
         key, _, value = line.partition(" ")
         found.setdefault(key, []).append(value)
-    return dest, found
+    return found
 
 
 def python_results(xml):
@@ -489,7 +493,7 @@ def run_kind(target, log):
     suite_rows, counts = compare_suites(target, dirs["on"], dirs["mainline"])
     rep.results += suite_rows
     rep.done = True
-    state = {"kind": target.name, "commit": commit(), "date":
+    state = {"kind": target.name, "commit": fullstate.commit(), "date":
              time.strftime("%Y-%m-%d"), "cpus": DISTRO_CPUS,
              "packages": [{"name": p.name, "version": p.version,
                            "arch": p.arch, "lintian": p.verdict()}
@@ -501,12 +505,6 @@ def run_kind(target, log):
     (DISTRO / target.name / "state.json").write_text(
         json.dumps(state, indent=1) + "\n")
     return rep, state
-
-
-def commit():
-    return subprocess.run(["git", "-C", REPO, "rev-parse", "--short=12",
-                           "HEAD"], stdout=subprocess.PIPE,
-                          text=True).stdout.strip()
 
 
 def rows(names=None):

@@ -263,7 +263,8 @@ def installed(target, chosen, log):
 
 def qemu_cmd(target, image, kernel, append):
     arch = target.arch
-    return [arch.qemu, "-M", arch.machine, "-cpu", target.qemu_cpu,
+    return [arch.qemu, "-M", arch.distro_machine or arch.machine,
+            "-cpu", target.qemu_cpu,
             "-accel", "tcg", "-smp", str(DISTRO_CPUS), "-m", MEMORY,
             "-nographic", "-no-reboot", "-kernel", str(kernel),
             "-drive", f"file={image},format=raw,if=virtio",

@@ -506,7 +506,7 @@ def run_kind(target, log):
     rep.results += suite_rows
     rep.done = True
     state = {"kind": target.name, "commit": fullstate.commit(), "date":
-             time.strftime("%Y-%m-%d"), "cpus": DISTRO_CPUS,
+             time.strftime("%Y-%m-%d"), "cpus": cpus,
              "packages": [{"name": p.name, "version": p.version,
                            "arch": p.arch, "lintian": p.verdict()}
                           for p in made],
@@ -528,7 +528,7 @@ def rows(names=None):
         log = reset_log(LOG_DIR / f"{target.name}.log")
         label = f"{target.name}-distro"
         try:
-            rep, _ = run_kind(target, log)
+            rep, state = run_kind(target, log)
         # A malformed finding (a cut-short JUnit file, a line with a
         # field missing) fails this kind, not the whole run.
         except Exception as e:  # noqa: BLE001
@@ -538,7 +538,8 @@ def rows(names=None):
             continue
         outcome = "pass" if not rep.count("fail") else "fail"
         out.append((target.name, label, outcome, rep,
-                    f"tcg, {DISTRO_CPUS} CPUs, {log}"))
+                    f"tcg, {state['cpus']} of {DISTRO_CPUS} CPUs up, "
+                    f"{log}"))
     return out
 
 

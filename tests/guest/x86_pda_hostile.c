@@ -336,7 +336,10 @@ TEST_F_TIMEOUT(hostile, kernel_half, 120)
 #define SS_STACK_SIZE	(256 * 1024)
 
 uint32_t ss_sel, ss_iters, ss_spin, ss_pid, ss_ncpu, ss_vsys;
-uint32_t ss_mask[PH_MAX_CPUS], ss_expect[PH_MAX_CPUS];
+/* A 64-bit affinity mask per CPU: CPU numbers up to 63 (PH_MAX_CPUS). */
+_Static_assert(PH_MAX_CPUS <= 64, "ss_mask has 64 bits");
+uint64_t ss_mask[PH_MAX_CPUS];
+uint32_t ss_expect[PH_MAX_CPUS];
 uint32_t ss_saved_esp, ss_top, ss_call_top, ss_k, ss_user_ds;
 /* results */
 uint32_t ss_done, ss_bad_ss, ss_bad_read, ss_last_read, ss_bad_pid;
@@ -369,11 +372,11 @@ asm(".text\n"
     /* %ss = the selector under test */
     "movl ss_sel, %eax\n\t"
     "movw %ax, %ss\n\t"
-    /* sched_setaffinity(0, 4, &ss_mask[k]): int $0x80, a migration */
+    /* sched_setaffinity(0, 8, &ss_mask[k]): int $0x80, a migration */
     "movl $241, %eax\n\t"
     "xorl %ebx, %ebx\n\t"
-    "movl $4, %ecx\n\t"
-    "leal ss_mask(,%edx,4), %edx\n\t"
+    "movl $8, %ecx\n\t"
+    "leal ss_mask(,%edx,8), %edx\n\t"
     "int $0x80\n\t"
     "testl %eax, %eax\n\t"
     "jz 1f\n\t"
@@ -558,7 +561,7 @@ static void ss_case(void *p)
 	ss_pid = getpid();
 	ss_ncpu = a->cpus->n;
 	for (k = 0; k < a->cpus->n; k++) {
-		ss_mask[k] = 1u << a->cpus->id[k];
+		ss_mask[k] = 1ULL << a->cpus->id[k];
 		/* TLS base 0 reads slot 0; the PDA base, this CPU's slot */
 		ss_expect[k] = a->kind ? 0 : a->cpus->id[k];
 	}

@@ -540,6 +540,7 @@ def rows(names=None):
         out.append((target.name, label, outcome, rep,
                     f"tcg, {state['cpus']} of {DISTRO_CPUS} CPUs up, "
                     f"{log}"))
+    write_report()
     return out
 
 
@@ -615,5 +616,4 @@ def main(names=None):
     if lacks:
         raise StepFailed("distro: this host lacks " + ", ".join(lacks))
     out = rows(names)
-    write_report()
     return check.summary([r[1:] for r in out], started)

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +103,61 @@ static inline unsigned int pda_test_user_ds(void)
 static inline void pda_test_load_seg(unsigned int sel)
 {
 	asm volatile("movl %0, %%" PDA_SEG : : "r" (sel) : "memory");
+}
+
+/*
+ * A test's own per-CPU table, a slot per possible CPU as the ABI gives
+ * them (pda.h's stops at PDA_MAX_CPUS): slot i holds i in word 0 and
+ * 0x5a000000 | i in word 1, so that a read of both also checks the base.
+ * NULL if out of memory.
+ */
+#define PDA_TEST_WORD1(cpu)	(0x5a000000U | (unsigned int)(cpu))
+
+static inline struct pda_slot *pda_test_table(long possible)
+{
+	struct pda_slot *table;
+	long i;
+
+	table = aligned_alloc(PDA_USER_SLOT_SIZE, possible * sizeof(*table));
+	if (!table)
+		return NULL;
+	memset(table, 0, possible * sizeof(*table));
+	for (i = 0; i < possible; i++) {
+		table[i].s32[0] = i;
+		table[i].u32[1] = PDA_TEST_WORD1(i);
+	}
+	return table;
+}
+
+/*
+ * The CPU number through @table's segment read, or -2 if word 1 of the
+ * same slot disagrees (a wrong base).
+ */
+static inline int pda_test_table_cpu(struct pda_slot *table)
+{
+	int cpu = pda_read32_raw(&table[0].u32[0]);
+
+	return pda_read32_raw(&table[0].u32[1]) == PDA_TEST_WORD1(cpu) ?
+	       cpu : -2;
+}
+
+/*
+ * Puts the selector in this thread's register: through pda.h where it
+ * takes the segment (every possible CPU has a slot in its table), else by
+ * hand, after checking that pda.h refuses it (ENOTSUP) even with 0xeb
+ * already loaded.  0, or -1 with errno (EPROTO: pda.h did not refuse).
+ */
+static inline int pda_test_take_segment(long possible)
+{
+	if (possible <= PDA_MAX_CPUS)
+		return pda_init_thread();
+	pda_test_load_seg(PDA_USER_SELECTOR);
+	errno = 0;
+	if (pda_init_thread() != -1 || errno != ENOTSUP) {
+		errno = EPROTO;		/* pda.h took it: a failure to report */
+		return -1;
+	}
+	return 0;
 }
 
 /*

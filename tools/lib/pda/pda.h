@@ -53,6 +53,7 @@
 #define TOOLS_LIB_PDA_PDA_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -125,7 +126,10 @@ extern "C" {
  * may be higher: the fallback
  * then folds CPU n onto slot n % PDA_MAX_CPUS, which stays exact because
  * that path only uses locked atomics.  Part of the ABI between the
- * libraries of a process: every copy of this header must agree on it.
+ * libraries of a process: every copy of this header must agree on it
+ * (and be one that checks an inherited selector, as pda_init_thread()
+ * does: an older copy would fill the shared table on a machine with more
+ * possible CPUs, and every copy would then read through it).
  */
 #define PDA_MAX_CPUS		64
 #define PDA_SLOT_WORDS		(PDA_USER_SLOT_SIZE / 4)
@@ -295,10 +299,46 @@ static inline int pda_verw(unsigned int sel)
 }
 
 /*
+ * One more than the highest CPU number the kernel may ever run, from
+ * /sys/devices/system/cpu/possible (a list in ascending order: its last
+ * number is the highest), or 0 if it cannot be read whole.  Not
+ * sysconf(_SC_NPROCESSORS_CONF): musl's counts the caller's affinity
+ * mask, and glibc's falls back to other counts without sysfs.
+ */
+static inline long pda_possible_cpus(void)
+{
+	char buf[256];
+	long num = -1, last = -1;
+	ssize_t len, i;
+	int fd;
+
+	fd = open("/sys/devices/system/cpu/possible", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (len <= 0 || len == sizeof(buf))	/* nothing, or cut short */
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (buf[i] >= '0' && buf[i] <= '9') {
+			num = (num < 0 ? 0 : num * 10) + (buf[i] - '0');
+			continue;
+		}
+		if (num >= 0)
+			last = num;
+		num = -1;
+	}
+	if (num >= 0)
+		last = num;
+	return last + 1;
+}
+
+/*
  * Does this kernel provide the segment?  AT_HWCAP2 says so, the
  * descriptor must look as the ABI promises, to CPL 3, and every possible
- * CPU must have its slot (a 64-bit kernel may have more than
- * PDA_MAX_CPUS).
+ * CPU must have its slot: a 64-bit kernel may have more than
+ * PDA_MAX_CPUS, and where the possible CPUs cannot be read (no sysfs)
+ * the answer is no.
  */
 static inline int pda_available(void)
 {
@@ -310,9 +350,9 @@ static inline int pda_available(void)
 		errno = saved_errno;	/* getauxval() sets ENOENT if absent */
 		return 0;
 	}
-	possible = sysconf(_SC_NPROCESSORS_CONF);	/* reads sysfs */
+	possible = pda_possible_cpus();
 	errno = saved_errno;
-	if (possible > PDA_MAX_CPUS)
+	if (possible < 1 || possible > PDA_MAX_CPUS)
 		return 0;
 	if (!pda_verr(PDA_USER_SELECTOR) || !pda_verw(PDA_USER_SELECTOR))
 		return 0;
@@ -391,8 +431,9 @@ static inline int pda_set_mode(int mode)
  * again after exec), and makes sure the CPU table is filled (also when
  * %fs already held the selector, inherited through clone() or loaded by
  * another library).  Decides the process's mode if nothing did yet.
- * Returns 0, or -1 with errno ENOTSUP when the kernel has no segment, or
- * EBUSY when %fs already holds another selector that someone else uses.
+ * Returns 0, or -1 with errno ENOTSUP when pda_available() says no (even
+ * if %fs already holds the selector), or EBUSY when %fs already holds
+ * another selector that someone else uses.
  * In PDA_MODE_LOCKED it still loads %fs, for pda_cpu(); the slot helpers
  * then use locked atomics all the same.
  */
@@ -401,10 +442,18 @@ static inline int pda_init_thread(void)
 	unsigned int fs = pda_read_seg();
 
 	pda_mode();
-	if (fs == PDA_USER_SELECTOR) {
-		pda_table_fill();
+	/* The table is filled only where pda_available() said yes. */
+	if (fs == PDA_USER_SELECTOR &&
+	    __atomic_load_n(&pda_cpu_table_ready, __ATOMIC_ACQUIRE) ==
+	    PDA_TABLE_READY) {
+		pda_thread_method = PDA_METHOD_SEGMENT;
 		return 0;
 	}
+	/*
+	 * An inherited 0xeb is no proof either: on a kernel with more
+	 * possible CPUs than the table has slots, a read on CPU 64 or above
+	 * would land past the table.
+	 */
 	if (!pda_available()) {
 		errno = ENOTSUP;
 		return -1;
@@ -414,8 +463,9 @@ static inline int pda_init_thread(void)
 		return -1;
 	}
 	pda_table_fill();
-	__asm__ __volatile__ ("movl %0, %%" PDA_SEG : : "r" (PDA_USER_SELECTOR)
-			      : "memory");
+	if (fs != PDA_USER_SELECTOR)
+		__asm__ __volatile__ ("movl %0, %%" PDA_SEG
+				      : : "r" (PDA_USER_SELECTOR) : "memory");
 	pda_thread_method = PDA_METHOD_SEGMENT;
 	return 0;
 }
@@ -624,13 +674,6 @@ static inline int pda_cpu_slow(void)
 {
 	int cpu, saved_errno = errno;
 
-#if PDA_HAVE_SEGMENT
-	if (pda_thread_ready()) {
-		/* %fs inherited or loaded by someone else: fill the table. */
-		pda_table_fill();
-		return pda_cpu_raw();
-	}
-#endif
 	switch (pda_thread_method) {
 	case PDA_METHOD_GETCPU_CACHE:
 		cpu = __atomic_load_n(pda_thread_gcc, __ATOMIC_RELAXED);
@@ -642,7 +685,11 @@ static inline int pda_cpu_slow(void)
 		cpu = pda_sched_getcpu();
 		break;
 	default:
-		/* First call, or %fs was changed under a SEGMENT thread. */
+		/*
+		 * First call (also with a %fs inherited or loaded by someone
+		 * else, which pda_init_thread() checks), or %fs was changed
+		 * under a SEGMENT thread.
+		 */
 		cpu = pda_cpu_probe();
 		break;
 	}
@@ -674,7 +721,9 @@ static inline int pda_cpu(void)
 static inline int pda_cpu_method(void)
 {
 #if PDA_HAVE_SEGMENT
-	if (pda_thread_ready())
+	/* What pda_cpu()'s fast path takes: %fs 0xeb and the table filled. */
+	if (pda_seg_key() == __atomic_load_n(&pda_cpu_table_ready,
+					     __ATOMIC_ACQUIRE))
 		return PDA_METHOD_SEGMENT;
 #endif
 	return pda_thread_method;

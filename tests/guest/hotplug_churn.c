@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * CPU hotplug churn (i386 and ARM): a controller takes random sets of
- * hotpluggable CPUs offline and brings them back through
- * /sys/devices/system/cpu/cpuN/online, while reader threads (2 per CPU)
+ * the highest-numbered hotpluggable CPUs (up to MAX_PLUG: all of them on
+ * a small machine) offline and brings them back through
+ * /sys/devices/system/cpu/cpuN/online, while reader threads (2 per CPU, 16 at most)
  * pin themselves to random online CPUs and read their CPU number through
  * every method there is.  What is checked, and why:
  *
@@ -53,8 +54,20 @@
 
 #define DEFAULT_SEED		20241130
 #define READERS_PER_CPU		2
-#define MAX_CPUS		64	/* the readers' online mask is a uint64_t */
-#define MAX_READERS		(READERS_PER_CPU * MAX_CPUS)
+/*
+ * Readers, at most: each offline stops every CPU (stop_machine), which
+ * waits for every busy vCPU of an emulated machine; 16 migrating readers
+ * keep hotplug racing with pinned reads on hundreds of CPUs too.
+ */
+#define MAX_READERS		16
+/*
+ * CPUs the controller takes offline: the highest-numbered hotpluggable
+ * ones, as many as this.  Each offline stops every CPU (stop_machine),
+ * so on hundreds of emulated CPUs churning all of them would take hours.
+ */
+#define MAX_PLUG		8
+/* CPUs offline at once, at most (and always one CPU left online). */
+#define MAX_AT_ONCE		4
 /*
  * Controller rounds at pda.scale=1: each takes 1..n-1 random CPUs offline
  * and brings them back, one offline/online cycle per CPU.
@@ -130,7 +143,10 @@ static int guard_check(const struct guarded_cache *g, char *why, size_t len)
 }
 
 struct shared {
-	uint64_t online;		/* CPUs to pin to: bit n is CPU n */
+	const int *cpus;		/* CPUs to pin to: online at the start */
+	int ncpus;
+	char offline[CPU_SETSIZE];	/* set while the controller has it */
+	struct pda_slot *table;		/* the segment's: a slot per possible */
 	unsigned int methods;		/* M_BIT(m): method m is checked */
 	int nmethods;
 	int stop;
@@ -153,6 +169,10 @@ struct reader {
 
 /* The controller's (the test's main thread's) own cache. */
 static struct guarded_cache main_gc;
+#if PDA_X86_32
+/* The segment's table (shared->table), for read_methods(). */
+static struct pda_slot *sh_table;
+#endif
 
 /* Every enabled method, read once, into @v. */
 static void read_methods(struct guarded_cache *gc, unsigned int methods,
@@ -167,7 +187,7 @@ static void read_methods(struct guarded_cache *gc, unsigned int methods,
 		v[M_CACHE] = gc_read(&gc->cpu);
 #if PDA_X86_32
 	if (methods & M_BIT(M_SEGMENT))
-		v[M_SEGMENT] = pda_cpu_raw();
+		v[M_SEGMENT] = pda_test_table_cpu(sh_table);
 #endif
 }
 
@@ -204,16 +224,18 @@ static void log_once(struct shared *sh, unsigned int methods, const int *v,
 		describe(sh->log[n], sizeof(sh->log[n]), methods, v, cpu);
 }
 
-/* A random CPU of @mask (never 0: one CPU always stays online). */
-static int pick_cpu(uint64_t mask, uint32_t r)
+/* A random CPU the controller has not taken, or -1 if none. */
+static int pick_cpu(struct shared *sh, uint32_t r)
 {
-	int n = __builtin_popcountll(mask), cpu;
+	int i, n = sh->ncpus;
 
-	if (!n)
-		return -1;
-	for (n = r % n, cpu = 0; ; cpu++)
-		if ((mask >> cpu & 1) && !n--)
+	for (i = 0; i < n; i++) {
+		int cpu = sh->cpus[(r + i) % n];
+
+		if (!__atomic_load_n(&sh->offline[cpu], __ATOMIC_RELAXED))
 			return cpu;
+	}
+	return -1;
 }
 
 static void *reader_thread(void *arg)
@@ -224,8 +246,9 @@ static void *reader_thread(void *arg)
 	int v[NR_METHODS], err, prev = -1;
 
 #if PDA_X86_32
-	/* Inherited from the controller by clone(); fills the table. */
-	if ((methods & M_BIT(M_SEGMENT)) && pda_init_thread()) {
+	/* Inherited from the controller by clone(); load it anyway. */
+	if ((methods & M_BIT(M_SEGMENT)) &&
+	    pda_test_take_segment(pda_possible_cpus())) {
 		rd->failed = "pda_init_thread";
 		rd->err = errno;
 		return NULL;
@@ -241,8 +264,7 @@ static void *reader_thread(void *arg)
 	}
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
 		uint32_t r = xorshift32(&rd->seed);
-		int cpu = pick_cpu(__atomic_load_n(&sh->online,
-						   __ATOMIC_RELAXED), r);
+		int cpu = pick_cpu(sh, r);
 		int i, n = WINDOW_MIN + (r >> 16) % (WINDOW_MAX - WINDOW_MIN + 1);
 
 		err = cpu < 0 ? -EINVAL : pda_test_pin(cpu);
@@ -295,8 +317,8 @@ FIXTURE(churn) {
 	struct shared sh;
 	struct reader rd[MAX_READERS];
 	int nreaders, started, joined;
-	int cpus[MAX_CPUS], ncpus;	/* online at the start */
-	int plug[MAX_CPUS], nplug;	/* those with an online file */
+	int cpus[CPU_SETSIZE], ncpus;	/* online at the start */
+	int plug[MAX_PLUG], nplug;	/* the highest with an online file */
 	int maxk;			/* CPUs offline at once, at most */
 	cpu_set_t start;
 	unsigned long seed;
@@ -348,25 +370,23 @@ FIXTURE_SETUP(churn)
 	int i;
 
 	memset(sh, 0, sizeof(*sh));
-	self->ncpus = pda_test_online(self->cpus, MAX_CPUS);
+	self->ncpus = pda_test_online(self->cpus, CPU_SETSIZE);
 	ASSERT_LT(0, self->ncpus);
 	if (self->ncpus < 2)
 		SKIP(return, "one online CPU: nothing to take offline");
 	ASSERT_EQ(0, cpulist_read(PDA_TEST_ONLINE, &self->start));
-	ASSERT_TRUE(self->ncpus == CPU_COUNT(&self->start) &&
-		    self->cpus[self->ncpus - 1] < MAX_CPUS) {
-		TH_LOG("more than %d CPUs, or a CPU numbered %d or more",
-		       MAX_CPUS, MAX_CPUS);
-	}
-	for (i = 0; i < self->ncpus; i++) {
-		sh->online |= 1ull << self->cpus[i];
+	ASSERT_EQ(self->ncpus, CPU_COUNT(&self->start));
+	sh->cpus = self->cpus;
+	sh->ncpus = self->ncpus;
+	for (i = self->ncpus - 1; i >= 0 && self->nplug < MAX_PLUG; i--)
 		if (pda_test_hotpluggable(self->cpus[i]))
 			self->plug[self->nplug++] = self->cpus[i];
-	}
 	if (!self->nplug)
 		SKIP(return, "no CPU has a writable cpuN/online (CONFIG_HOTPLUG_CPU=n?)");
 	/* Always leave one CPU online. */
 	self->maxk = self->nplug < self->ncpus ? self->nplug : self->ncpus - 1;
+	if (self->maxk > MAX_AT_ONCE)
+		self->maxk = MAX_AT_ONCE;
 
 	self->seed = cmdline_seed(DEFAULT_SEED);
 	TH_LOG("seed %lu (pda.seed=N replays the controller's choices); %d CPUs, %d hotpluggable%s",
@@ -392,7 +412,10 @@ FIXTURE_SETUP(churn)
 		TH_LOG("getcpu_cache (463) is ENOSYS: not checked, the rest are");
 	}
 #if PDA_X86_32
-	if (!pda_init_thread())
+	sh->table = pda_test_table(pda_possible_cpus());
+	ASSERT_TRUE(sh->table != NULL);
+	sh_table = sh->table;
+	if (!pda_test_take_segment(pda_possible_cpus()))
 		sh->methods |= M_BIT(M_SEGMENT);
 	else
 		TH_LOG("no user per-CPU segment (%s): not checked, the rest are",
@@ -423,12 +446,13 @@ FIXTURE_TEARDOWN(churn)
 			pda_test_set_online(self->plug[i], 1);
 	if (self->klog >= 0)
 		close(self->klog);
+	free(self->sh.table);
 }
 
 /* @k distinct CPUs of @from (@n of them) into @to, in random order. */
 static void pick_some(const int *from, int n, int *to, int k, uint32_t *rng)
 {
-	int tmp[MAX_CPUS], i, j, t;
+	int tmp[MAX_PLUG], i, j, t;
 
 	memcpy(tmp, from, n * sizeof(*tmp));
 	for (i = 0; i < k; i++) {
@@ -455,6 +479,8 @@ TEST_F_TIMEOUT(churn, offline_online, 2400)
 	if (pda_test_bochs())
 		rounds = (rounds + 3) / 4;
 	self->nreaders = READERS_PER_CPU * self->ncpus;
+	if (self->nreaders > MAX_READERS)
+		self->nreaders = MAX_READERS;
 	for (i = 0; i < self->nreaders; i++) {
 		struct reader *rd = &self->rd[i];
 
@@ -468,18 +494,18 @@ TEST_F_TIMEOUT(churn, offline_online, 2400)
 	}
 
 	for (round = 0; round < rounds; round++) {
-		int k = 1 + xorshift32(&rng) % self->maxk, chosen[MAX_CPUS];
+		int k = 1 + xorshift32(&rng) % self->maxk, chosen[MAX_PLUG];
 		cpu_set_t expect = self->start;
 
 		pick_some(self->plug, self->nplug, chosen, k, &rng);
 		for (j = 0; j < k; j++) {
+			__atomic_store_n(&sh->offline[chosen[j]], 1,
+					 __ATOMIC_RELAXED);
 			err = pda_test_set_online(chosen[j], 0);
 			ASSERT_EQ(0, err) {
 				TH_LOG("cycle %ld: offline cpu %d: %s", round,
 				       chosen[j], strerror(-err));
 			}
-			__atomic_fetch_and(&sh->online, ~(1ull << chosen[j]),
-					   __ATOMIC_RELAXED);
 			ASSERT_EQ(0, pda_test_is_online(chosen[j]));
 			CPU_CLR(chosen[j], &expect);
 		}
@@ -502,8 +528,8 @@ TEST_F_TIMEOUT(churn, offline_online, 2400)
 			ASSERT_EQ(1, pda_test_is_online(chosen[j]));
 			if (check_on_cpu(_metadata, sh, chosen[j]))
 				bad_after++;
-			__atomic_fetch_or(&sh->online, 1ull << chosen[j],
-					  __ATOMIC_RELAXED);
+			__atomic_store_n(&sh->offline[chosen[j]], 0,
+					 __ATOMIC_RELAXED);
 			cycles++;
 		}
 		pda_test_unpin();

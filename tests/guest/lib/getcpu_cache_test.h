@@ -36,7 +36,8 @@
  * programs), ARM and arm64 (64-bit and AArch32 programs); not mainline's 463.
  */
 #define GC_NR		463
-#define GC_MAX_CPUS	64
+/* The most CPUs a test sees: every one a cpu_set_t can name. */
+#define GC_MAX_CPUS	CPU_SETSIZE
 
 /*
  * The raw call.  The three trailing zeros make mainline >= 6.13, where 463

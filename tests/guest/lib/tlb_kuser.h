@@ -366,7 +366,7 @@ static inline void tlb_kuser_on_a(struct __test_metadata *_metadata,
  * pinned and checked with sched_getcpu(), CPU b (the last) for the
  * holder, and @npages of buffer and of output, private and anonymous.
  */
-#define TLB_KUSER_MAX_CPUS	256
+#define TLB_KUSER_MAX_CPUS	CPU_SETSIZE
 
 static inline void tlb_kuser_setup(struct __test_metadata *_metadata,
 				   struct tlb_kuser *k, int npages)

@@ -80,7 +80,7 @@
 #define MADV_DONTNEED		4
 #endif
 
-#define TLB_MAX_CPUS		256
+#define TLB_MAX_CPUS		CPU_SETSIZE
 #define TLB_LOG_MAX		12
 #define TLB_LOG_LEN		320
 /* How long an occupier or a worker may take to get going. */

@@ -6,7 +6,7 @@
 PDA := scripts/pda
 
 .PHONY: run check check-full bench debian-configs randconfigs patches deb \
-	distro deps clean
+	distro scale deps clean
 
 run: deps
 	$(PDA) run
@@ -41,6 +41,12 @@ deb: deps
 # installed in the guest (results/DISTRO.md).  TARGET=kind for one.
 distro: deps
 	$(PDA) distro $(if $(TARGET),--target $(TARGET))
+
+# Every SMP kernel kind booted with the most CPUs it and QEMU take
+# (results/SCALE.md).  TARGET=kind for one (its name, e.g. arm64-scale).
+scale: deps
+	$(PDA) scale $(if $(TARGET),--target $(TARGET)) \
+		$(if $(SEED),--seed $(SEED))
 
 deps:
 	@scripts/deps

@@ -94,6 +94,12 @@ class Arch:
     # The modules of tests/modules that are for some architectures only,
     # this one among them (modules.py); the others are for every one.
     only_modules: tuple = ()
+    # make scale (scale.py): the most CPUs its kernel (with
+    # configs/scale-NAME.config) and QEMU 7.2's TCG boot together, on
+    # which -M, and which of the two limits binds.
+    scale_cpus: int = 0
+    scale_machine: str = ""
+    scale_limit: str = ""
 
 
 _X86 = dict(family="x86", cc="gcc", cross="", machine="pc",
@@ -135,6 +141,9 @@ ARCHES = {a.name: a for a in (
          # 6.12 by olddefconfig.
          deb_flavours=("686", "686-pae"), deb_kconfig="6.1",
          deb_full_flavour="",
+         scale_cpus=64, scale_machine="pc",
+         scale_limit="the kernel: a 32-bit x86 kernel takes at most 64 "
+         "CPUs (NR_CPUS_RANGE_END, with X86_BIGSMP)",
          **_X86),
     Arch("x86_64", bits=64, cflags=(), qemu="qemu-system-x86_64",
          abi_cflags=(), loader="/lib64/ld-linux-x86-64.so.2",
@@ -153,7 +162,12 @@ ARCHES = {a.name: a for a in (
          # getcpu_cache only.
          randconfig_seeds=(0x2011, 0x2019), randconfig_base="x86_64",
          deb_flavours=("amd64", "cloud-amd64"), deb_kconfig="6.12",
-         deb_full_flavour="cloud-amd64", **_X86),
+         deb_full_flavour="cloud-amd64",
+         scale_cpus=255, scale_machine="q35",
+         scale_limit="QEMU: its TCG emulates no x2APIC, so APIC IDs end at "
+         "254 (\"-smp 256 requires kernel irqchip and X2APIC API "
+         "support\"); the kernel takes up to 512 without MAXSMP",
+         **_X86),
     Arch("arm", bits=32, cc="arm-linux-gnueabihf-gcc-12", cflags=(),
          abi_cflags=(), loader="/lib/ld-linux-armhf.so.3", glibc231=True,
          cross="arm-linux-gnueabihf-", qemu="qemu-system-arm",
@@ -172,7 +186,12 @@ ARCHES = {a.name: a for a in (
          # The PCIe host's config space below 4 GiB: the kernel has no
          # LPAE, so it cannot reach the one above (pci-host-generic:
          # "missing reg property", and no /dev/vda).
-         distro_machine="virt,highmem=off", **_ARM),
+         distro_machine="virt,highmem=off",
+         # GICv3: QEMU's GICv2 ends at 8 CPUs.
+         scale_cpus=32, scale_machine="virt,gic-version=3",
+         scale_limit="the kernel: 32-bit ARM takes at most 32 CPUs "
+         "(NR_CPUS in arch/arm/Kconfig)",
+         **_ARM),
     # Entered at EL2, as on a host (virtualization=on).  segbench and
     # pda_bench have no arm64 port yet: arm64 runs the TLB tests instead.
     Arch("arm64", bits=64, cc="aarch64-linux-gnu-gcc-12", cflags=(),
@@ -199,7 +218,11 @@ ARCHES = {a.name: a for a in (
          # export flush_tlb_mm_range(), which its flush_tlb_page() becomes.
          # tlb_kthread_mm would, but only the arm64 guests load it (its
          # test, tlb_kthread_mm, is a tlb_ one).
-         only_modules=("tlb_flush_mod", "tlb_kthread_mm"), **_ARM),
+         only_modules=("tlb_flush_mod", "tlb_kthread_mm"),
+         scale_cpus=512, scale_machine="virt,virtualization=on,gic-version=3",
+         scale_limit="QEMU: its virt machine's GICv3 ends at 512 CPUs; "
+         "the kernel takes up to 4096",
+         **_ARM),
 )}
 
 

@@ -24,11 +24,12 @@ _kvm_works = {}
 
 def qemu_cmd(target, image, initrd, append, accel, icount=False,
              qemu_args=()):
-    cmd = [target.arch.qemu, "-M", target.arch.machine, "-cpu",
+    cmd = [target.arch.qemu, "-M", target.machine or target.arch.machine,
+           "-cpu",
            "host" if accel == "kvm" else target.qemu_cpu]
     if icount:
         cmd += ["-icount", "shift=0,sleep=off"]
-    cmd += ["-accel", os.environ.get("PDA_ACCEL", accel), "-smp", str(target.cpus), "-m", "512M",
+    cmd += ["-accel", os.environ.get("PDA_ACCEL", accel), "-smp", str(target.cpus), "-m", target.memory,
             "-nographic", "-no-reboot", "-kernel", image, "-initrd", initrd,
             "-append", append]
     return [str(c) for c in cmd + list(qemu_args)]

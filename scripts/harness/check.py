@@ -13,7 +13,6 @@ from .paths import BUILD, CACHE, LOGS, REPO
 from .progress import Phase, StepFailed, reset_log, say, tail
 from .targets import CHECK_ORDER, TARGETS
 
-QEMU_TIMEOUT = 1200
 BOCHS_TIMEOUT = 1500
 
 
@@ -64,7 +63,7 @@ def qemu_target(name, tree, extra, args="", full=False):
     skipped = targetrun.initramfs(target, tree, cpio, None, extra,
                                   full=full, kernel_dir=bdir)
     outcome, rep, console, accel = targetrun.boot_qemu(
-        target, bdir, cpio, QEMU_TIMEOUT, extra_args=args, not_run=skipped)
+        target, bdir, cpio, targetrun.QEMU_TIMEOUT, extra_args=args, not_run=skipped)
     if "CONFIG_X86_PDA_UP_NOSEG=y" in (bdir / ".config").read_text():
         for r in fsuse.check_vmlinux(bdir / "vmlinux"):
             say(f"[{name}] vmlinux {r.name}: {r.status}: {r.detail}")

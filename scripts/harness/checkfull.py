@@ -8,9 +8,9 @@ import secrets
 import time
 
 from . import boot, check, distro, fullstate, ktap, mutants, reliability, \
-    targetrun
-from .paths import BUILD, LOGS
-from .progress import StepFailed, say, tail
+    scale, targetrun
+from .paths import LOGS
+from .progress import StepFailed, say
 from .targets import CHECK_ORDER, TARGETS
 
 # The soak: one boot per kernel kind, every test that counts a figure
@@ -97,38 +97,6 @@ def debug_leaves_out(name):
     return ""
 
 
-def boot_chosen(name, label, tree, args, keep, listed_skip=None,
-                timeout=check.QEMU_TIMEOUT, test_timeout=None, need=()):
-    """Boots target @name with the programs @keep(name) accepts, as run
-    @label.  @listed_skip(name): why a program left out is listed as
-    skipped ("" for not listed); @need: programs that must be among them
-    (a renamed test would otherwise just shrink the run).  One row."""
-    target = TARGETS[name]
-    bdir = targetrun.kernel(target, tree)
-    _, progs = targetrun.target_programs(target, tree)
-    chosen, left = [], []
-    for prog in progs:
-        if keep(prog[0]):
-            chosen.append(prog)
-        elif listed_skip and listed_skip(prog[0]):
-            left.append(ktap.Result(prog[0], "skip",
-                                    f"not run here: {listed_skip(prog[0])}"))
-    missing = sorted(set(need) - {p[0] for p in chosen})
-    if missing or not chosen:
-        raise StepFailed(f"programs for {label} not built: "
-                         f"{', '.join(missing) or 'all'}")
-    cpio = BUILD / label / "initramfs.cpio"
-    cpio.parent.mkdir(parents=True, exist_ok=True)
-    left += targetrun.initramfs(target, tree, cpio, chosen, label=label,
-                                full=True, kernel_dir=bdir)
-    outcome, rep, console, accel = targetrun.boot_qemu(
-        target, bdir, cpio, timeout, label=label, extra_args=args,
-        not_run=left, test_timeout=test_timeout)
-    if outcome != boot.PASS:
-        say(f"[{label}] {outcome}; console log: {console}\n{tail(console)}")
-    return (label, outcome, rep, f"{accel}, {target.cpus} CPUs, {console}")
-
-
 def rows_of(kind_of, fn):
     """Runs fn() -> [(label, outcome, rep, where)], turning a build failure
     into a failed row; adds each row's kernel kind."""
@@ -146,7 +114,8 @@ def rows_of(kind_of, fn):
 
 def kind(label):
     """The kernel kind a run's label is of."""
-    for suffix in ("-debug", "-soak", "-slow", "-tlbi-off", "-smap"):
+    for suffix in ("-debug", "-soak", "-slow", "-cost", "-tlbi-off",
+                   "-scale", "-smap"):
         label = label.removesuffix(suffix)
     target = TARGETS.get(label)
     return target.kernel if target and target.bochs else label
@@ -176,14 +145,14 @@ def part_slow(tree, args):
                                             programs=t, label=lb)))
         else:
             runs.append((label, lambda n=name, t=tests, lb=label:
-                         boot_chosen(n, lb, tree[1], args, t.__contains__,
+                         targetrun.boot_chosen(n, lb, tree[1], args, t.__contains__,
                                      timeout=SOAK_TIMEOUT,
                                      test_timeout=SOAK_TIMEOUT // 2)))
     return rows_of(kind, runs)
 
 
 def debug_boot(name, tree, args):
-    row = boot_chosen(name, name, tree, args,
+    row = targetrun.boot_chosen(name, name, tree, args,
                       lambda p: not debug_leaves_out(p), debug_leaves_out)
     label, outcome, rep, where = row
     bdir = targetrun.kernel(TARGETS[name], tree)
@@ -234,7 +203,7 @@ def soak_needs(name):
 def part_soak(names):
     def run(tree, args):
         return rows_of(kind, [
-            (f"{n}-soak", lambda n=n: boot_chosen(
+            (f"{n}-soak", lambda n=n: targetrun.boot_chosen(
                 n, f"{n}-soak", tree[1], f"{args} {soak_args(n)}",
                 soak_keeps(n), timeout=SOAK_TIMEOUT,
                 test_timeout=SOAK_TIMEOUT // 2, need=soak_needs(n)))
@@ -256,7 +225,7 @@ def part_tlbi_off(tree, args):
     def why(p):
         return f"in part slow, on {kernel}; nothing in it depends on " \
             f"tlbi_local: {slow[p]}" if p in slow else ""
-    return rows_of(kind, [(name, lambda: boot_chosen(
+    return rows_of(kind, [(name, lambda: targetrun.boot_chosen(
         name, name, tree[1], f"{args} {scale}",
         lambda p: p not in slow, why, timeout=SOAK_TIMEOUT))])
 
@@ -265,7 +234,7 @@ def part_smap(tree, args):
     """The x86_64 kernel on a CPU model with SMAP: what a debug kernel
     runs, but the far transfers tests/not-run names (TCG gets them wrong
     under SMAP, on mainline too)."""
-    return rows_of(kind, [("x86_64-smap", lambda: boot_chosen(
+    return rows_of(kind, [("x86_64-smap", lambda: targetrun.boot_chosen(
         "x86_64-smap", "x86_64-smap", tree[1], args,
         lambda p: not debug_leaves_out(p), debug_leaves_out,
         need=("x86_64_cpu_model_64",)))])
@@ -280,6 +249,13 @@ def part_mutants(tree, args):
 def part_distro(tree, args):
     """make distro: Debian 12 with systemd on every PDA kernel kind."""
     return distro.rows()
+
+
+def part_scale(tree, args):
+    """make scale: every SMP kind with the most CPUs it and QEMU take."""
+    rows = rows_of(kind, scale.runs(tree[0], tree[1], args))
+    scale.write_report()
+    return rows
 
 
 def family_parts():
@@ -313,6 +289,8 @@ PARTS = {
     "distro": (part_distro, "Debian 12 booted with systemd on every PDA "
                "kernel kind, the packages installed in the guest "
                "(make distro)"),
+    "scale": (part_scale, "every SMP kernel kind with the most CPUs it and "
+              "QEMU take (make scale)"),
 }
 
 

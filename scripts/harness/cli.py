@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Command line: pda check | check-full | run | bench | patches | deb |
-distro."""
+distro | scale."""
 
 import argparse
 import sys
 
 from . import bench, benchparts, bisect, check, checkfull, deb, distro, \
-    debconfig, export, quick, randconfig, run
+    debconfig, export, quick, randconfig, run, scale
 from .arches import ARCHES
 from .progress import StepFailed, say
 from .targets import CHECK_ORDER, TARGETS
@@ -100,6 +100,11 @@ def main(argv):
     d.add_argument("--target", nargs="*", choices=[t.name for t in
                                                    distro.kinds()],
                    help="these kinds only (default: every one)")
+    s = sub.add_parser("scale", help="every SMP kernel kind with the most "
+                       "CPUs it and QEMU take; writes results/SCALE.md")
+    s.add_argument("--target", nargs="*", choices=scale.KINDS,
+                   help="these kinds only (default: every one)")
+    s.add_argument("--seed", type=seed_arg, default=None)
     args = ap.parse_args(argv)
     try:
         if args.cmd == "check":
@@ -124,6 +129,8 @@ def main(argv):
             return deb.main()
         if args.cmd == "distro":
             return distro.main(args.target)
+        if args.cmd == "scale":
+            return scale.main(args.target, args.seed)
         if args.cmd == "tree":
             check.patched_tree()
             return 0

@@ -13,7 +13,7 @@ A mutant whose cases pass survived: its tests do not test the rule."""
 import shutil
 from dataclasses import dataclass
 
-from . import boot, check, ktap, reliability, targetrun
+from . import boot, ktap, reliability, targetrun
 from .paths import BUILD, CACHE, REPO
 from .progress import say
 from .targets import TARGETS
@@ -128,7 +128,7 @@ def boot_mutant(m, tree, args):
     left = targetrun.initramfs(target, tree, cpio, progs, label=label,
                                full=True, kernel_dir=bdir, init=init)
     outcome, rep, console, accel = targetrun.boot_qemu(
-        target, bdir, cpio, check.QEMU_TIMEOUT, label=label,
+        target, bdir, cpio, targetrun.QEMU_TIMEOUT, label=label,
         extra_args=args, not_run=left)
     outcome = judge(m, outcome, rep, console.read_text(errors="replace"))
     say(f"[{label}] {'caught' if outcome == boot.PASS else 'NOT caught'}"

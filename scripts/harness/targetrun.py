@@ -7,13 +7,15 @@ from pathlib import Path
 
 from . import boot, guest, guestout, kbuild, ktap, modules, preload
 from .paths import BUILD, LOGS
-from .progress import Phase, StepFailed, reset_log, say
+from .progress import Phase, StepFailed, reset_log, say, tail
 from .targets import TARGETS
 
 _user_built = {}
 # Per arch: [(guest path, host file)] the dynamic programs need.
 _guest_files = {}
 _kernels_built = set()
+# A whole boot's time limit, tests included, unless a run sets its own.
+QEMU_TIMEOUT = 1200
 
 
 def kernel(target, src, bdir=None, extra_fragments=(), label=None,
@@ -202,3 +204,35 @@ def boot_qemu(target, bdir, cpio, timeout, label=None, icount=False,
     say(f"[{label}] {boot.describe(outcome, rep)}")
     boot.report_lines(rep, console)
     return outcome, rep, console, accel
+
+
+def boot_chosen(name, label, tree, args, keep, listed_skip=None,
+                timeout=QEMU_TIMEOUT, test_timeout=None, need=()):
+    """Boots target @name with the programs @keep(name) accepts, as run
+    @label.  @listed_skip(name): why a program left out is listed as
+    skipped ("" for not listed); @need: programs that must be among them
+    (a renamed test would otherwise just shrink the run).  One row."""
+    target = TARGETS[name]
+    bdir = kernel(target, tree)
+    _, progs = target_programs(target, tree)
+    chosen, left = [], []
+    for prog in progs:
+        if keep(prog[0]):
+            chosen.append(prog)
+        elif listed_skip and listed_skip(prog[0]):
+            left.append(ktap.Result(prog[0], "skip",
+                                    f"not run here: {listed_skip(prog[0])}"))
+    missing = sorted(set(need) - {p[0] for p in chosen})
+    if missing or not chosen:
+        raise StepFailed(f"programs for {label} not built: "
+                         f"{', '.join(missing) or 'all'}")
+    cpio = BUILD / label / "initramfs.cpio"
+    cpio.parent.mkdir(parents=True, exist_ok=True)
+    left += initramfs(target, tree, cpio, chosen, label=label,
+                                full=True, kernel_dir=bdir)
+    outcome, rep, console, accel = boot_qemu(
+        target, bdir, cpio, timeout, label=label, extra_args=args,
+        not_run=left, test_timeout=test_timeout)
+    if outcome != boot.PASS:
+        say(f"[{label}] {outcome}; console log: {console}\n{tail(console)}")
+    return (label, outcome, rep, f"{accel}, {target.cpus} CPUs, {console}")

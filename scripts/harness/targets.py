@@ -58,6 +58,8 @@ class Target:
     icount_cpus: int = 0
     # make deb packages its kernel, Kbuild's LOCALVERSION this ("": not).
     deb_kernel: str = ""
+    machine: str = ""           # QEMU -M, if not its arch's machine
+    memory: str = "512M"        # QEMU -m
 
 
 def variant(base, name, **changes):
@@ -151,6 +153,21 @@ TARGETS["arm64-tlbi-off"] = variant(TARGETS["arm64"], "arm64-tlbi-off",
 TARGETS["x86_64-smap"] = variant(TARGETS["x86_64"], "x86_64-smap",
                                  kernel="x86_64", qemu_cpu="max",
                                  append="pda.fsgsbase=1 pda.smap=1 pda.kvm=svm")
+# make scale's kinds (scale.py): each SMP kind's kernel with
+# configs/scale-ARCH.config, booted with the most CPUs it and QEMU take
+# (the arch record's scale_cpus, and why no more), and memory for a
+# process and a thread per CPU of the tests; arm64 also with tlbi_local
+# off.
+SCALE_BASES = ("i386-smp", "x86_64", "arm", "arm64")
+for _n in SCALE_BASES:
+    _t = TARGETS[_n]
+    TARGETS[f"{_n}-scale"] = variant(
+        _t, f"{_n}-scale", cpus=_t.arch.scale_cpus,
+        machine=_t.arch.scale_machine, memory="2G",
+        fragments=_t.fragments + (f"scale-{_t.arch.name}",))
+TARGETS["arm64-scale-tlbi-off"] = variant(TARGETS["arm64-scale"],
+                                          "arm64-scale-tlbi-off",
+                                          kernel="arm64-scale", append="")
 # The i386 kernels' bzImage on an isolinux ISO, in Bochs: bochs-up is the
 # legacy single-core machine with CONFIG_X86_PDA_UP_NOSEG.  An Atom N270:
 # a real 32-bit-only CPU, and one Linux accepts for SMP (Bochs's default

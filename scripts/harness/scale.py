@@ -14,10 +14,10 @@ kind's latest run (state in ~/.cache/pda/scale/).
 import dataclasses
 import json
 import re
-import subprocess
 import time
 
-from . import benchlib, check, guest, kbuild, ktap, reliability, targetrun
+from . import benchlib, check, fullstate, guest, kbuild, ktap, reliability, \
+    targetrun
 from .guestout import parse_bench_lines
 from .paths import BUILD, CACHE, LOGS, REPO
 from .progress import StepFailed, fail, reset_log, say
@@ -165,7 +165,7 @@ def cost_row(name, pristine, tree):
     state = load_state(name)
     state["costs"] = c
     state["costs_minutes"] = round((time.monotonic() - started) / 60, 1)
-    state["costs_commit"] = commit()
+    state["costs_commit"] = fullstate.commit()
     save_state(name, state)
     return (f"{name}-cost", "pass", ktap.Report(results, len(results), True),
             f"{COST_CPUS} and {target.cpus} CPUs, "
@@ -182,21 +182,14 @@ def save_state(name, state):
     (STATE / f"{name}.json").write_text(json.dumps(state, indent=1) + "\n")
 
 
-def commit():
-    out = subprocess.run(["git", "-C", str(REPO), "describe", "--always",
-                          "--dirty=+uncommitted", "--abbrev=12"],
-                         stdout=subprocess.PIPE, text=True)
-    return out.stdout.strip() or "?"
-
-
 def write_state(target, outcome, rep, minutes):
     results = rep.results if rep else []
     state = load_state(target.name)
     state.update({
         "kind": target.name, "cpus": target.cpus,
         "machine": target.machine, "outcome": outcome,
-        "commit": commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC",
-                                                  time.gmtime()),
+        "commit": fullstate.commit(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "host": reliability.machine(),
         "minutes": round(minutes, 1),
         "results": [[r.name, r.status, r.detail] for r in results],

@@ -496,6 +496,7 @@ TEST_F_TIMEOUT(churn, offline_online, 2400)
 	for (round = 0; round < rounds; round++) {
 		int k = 1 + xorshift32(&rng) % self->maxk, chosen[MAX_PLUG];
 		cpu_set_t expect = self->start;
+		uint64_t round_ns = pda_test_now_ns(), on_ns;
 
 		pick_some(self->plug, self->nplug, chosen, k, &rng);
 		for (j = 0; j < k; j++) {
@@ -519,6 +520,7 @@ TEST_F_TIMEOUT(churn, offline_online, 2400)
 		usleep(xorshift32(&rng) % (DWELL_US + 1));
 
 		pick_some(chosen, k, chosen, k, &rng);
+		on_ns = pda_test_now_ns();
 		for (j = 0; j < k; j++) {
 			err = pda_test_set_online(chosen[j], 1);
 			ASSERT_EQ(0, err) {
@@ -533,6 +535,11 @@ TEST_F_TIMEOUT(churn, offline_online, 2400)
 			cycles++;
 		}
 		pda_test_unpin();
+		/* Progress: on hundreds of CPUs a round takes minutes. */
+		TH_LOG("round %ld/%ld: %d CPU(s) offline and back in %llu ms (online %llu ms)",
+		       round + 1, rounds, k,
+		       (unsigned long long)(pda_test_now_ns() - round_ns) / 1000000,
+		       (unsigned long long)(pda_test_now_ns() - on_ns) / 1000000);
 		usleep(xorshift32(&rng) % (DWELL_US + 1));
 	}
 

@@ -226,6 +226,8 @@ TEST_F_TIMEOUT(hotplug, offline_online, 2800)
 	}
 
 	for (round = 0; round < rounds; round++) {
+		uint64_t round_ns = pda_test_now_ns();
+
 		for (i = 0; i < self->nplug; i++) {
 			int cpu = self->plug[i];
 
@@ -252,6 +254,11 @@ TEST_F_TIMEOUT(hotplug, offline_online, 2800)
 			pda_test_unpin();
 			cycles++;
 		}
+		/* Progress: on hundreds of CPUs a round takes minutes. */
+		TH_LOG("round %d/%d: %d CPU(s) offline and back in %llu ms",
+		       round + 1, rounds, self->nplug,
+		       (unsigned long long)(pda_test_now_ns() - round_ns) /
+		       1000000);
 	}
 	usleep(dwell);
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);

@@ -59,6 +59,10 @@ FLAT_SHARE = 0.02
 MEM_LINE = re.compile(r"# pda-mem: (\w+)=(\d+)")
 
 
+def kernel_args(target):
+    return f"{ARGS} {target.arch.scale_args}".strip()
+
+
 def keeps(prog):
     return prog.removesuffix("_64") in PROGRAMS
 
@@ -78,7 +82,8 @@ def run_kind(name, tree, args):
     target = TARGETS[name]
     started = time.monotonic()
     label, outcome, rep, where = targetrun.boot_chosen(
-        name, name, tree, f"{args} {ARGS}", keeps, timeout=TIMEOUT,
+        name, name, tree, f"{args} {kernel_args(target)}", keeps,
+        timeout=TIMEOUT,
         test_timeout=TIMEOUT // 2, need=needs(name))
     minutes = (time.monotonic() - started) / 60
     write_state(target, outcome, rep, minutes)
@@ -111,7 +116,7 @@ def cost_boot(target, label, bdir, cpio, cpus):
     if target.icount_cpus:
         outcome, rep, console, _ = targetrun.boot_qemu(
             t, bdir, cpio, TIMEOUT, label=f"{label}-cost-{cpus}",
-            extra_args=ARGS)
+            extra_args=kernel_args(target))
         if outcome != "pass":
             fail(f"[{label}] {what}: {outcome}", console)
         text = console.read_text(errors="replace")
@@ -265,7 +270,7 @@ Written by `make scale` (`make check-full PART=scale`) from each kind's
 latest run.  Each kind's PDA kernel with `configs/scale-ARCH.config`,
 booted in QEMU 7.2 (TCG) with the most CPUs it and QEMU take together;
 the limit column says which of the two binds.  The tests: {programs}
-(those of the kind's architecture), with `{args}`; a test's name with
+(those of the kind's architecture), with `{args}` (and on x86 `{x86_args}`); a test's name with
 `_64` is the 64-bit build on x86_64.  The kernel log of every boot must
 hold no splat.
 
@@ -344,7 +349,8 @@ def write_report():
     states = [load_state(n) for n in KINDS]
     states = [s for s in states if s.get("kind")]
     lines = [HEAD.format(programs=", ".join(f"`{p}`" for p in PROGRAMS),
-                         args=ARGS, cost_cpus=COST_CPUS)]
+                         args=ARGS, cost_cpus=COST_CPUS,
+                         x86_args=TARGETS["x86_64-scale"].arch.scale_args)]
     lines += ["| kind | CPUs | QEMU -M | what limits it | commit | date | "
               "passed | failed | skipped | minutes |",
               "|---|---:|---|---|---|---|---:|---:|---:|---:|"]

@@ -72,6 +72,8 @@
 #define LINE_MAX_LEN		4096
 #define KLOG_MIN_SIZE		(1 << 20)
 #define KLOG_MAX_REPORT		200
+/* Lines after a splat printed with it: its backtrace, to its end marker. */
+#define KLOG_TRACE_LINES	40
 /* After the test's main process exits, how long its output may still drain. */
 #define DRAIN_GRACE_MS		1000
 /* After SIGKILL, how long to wait for the process to go away. */
@@ -639,7 +641,7 @@ static bool check_klog(int k, const struct options *o, int kmsg_fd)
 {
 	const char *what = "kernel log";
 	char *buf, *line, *save;
-	int found = 0;
+	int found = 0, trace = 0;
 	size_t len;
 
 	if (o->klog_file) {
@@ -661,10 +663,18 @@ static bool check_klog(int k, const struct options *o, int kmsg_fd)
 	}
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (!klog_is_splat(line))
+		if (!klog_is_splat(line)) {
+			/* The splat's trace, so the log shows where it was. */
+			if (trace && trace--)
+				printf("    | %s\n", line);
+			if (strstr(line, "---[ end trace"))
+				trace = 0;
 			continue;
-		if (found++ < KLOG_MAX_REPORT)
+		}
+		if (found++ < KLOG_MAX_REPORT) {
 			printf("    %s\n", line);
+			trace = KLOG_TRACE_LINES;
+		}
 	}
 	free(buf);
 	if (found > KLOG_MAX_REPORT)

@@ -115,8 +115,9 @@ _X86 = dict(family="x86", cc="gcc", cross="", machine="pc",
             srcarch="x86",
             # Each AP calibrates its delay loop, and on a host's few
             # threads shared by 255 vCPUs it fails ("Consider using lpj=")
-            # after seconds per CPU.  A preset skips it; delays run on
-            # the TSC once it is up, so the figure only names BogoMIPS.
+            # after seconds per CPU.  A preset skips it, but also sets
+            # udelay()'s scale: 4000000 at HZ=250 is a 1 GHz TSC, so on a
+            # 2.3 GHz host a delay is 2.3 times shorter than asked.
             scale_args="lpj=4000000",
             distro_options=("RTC_DRV_CMOS=y",),
             deb_options=("X86_PDA_USER_SEG=y", "GETCPU_CACHE=y", "KUNIT=m",

@@ -74,6 +74,8 @@
 #define KLOG_MAX_REPORT		200
 /* Lines after a splat printed with it: its backtrace, to its end marker. */
 #define KLOG_TRACE_LINES	40
+/* Trace lines in all, so a storm of splats stays readable on a serial line. */
+#define KLOG_TRACE_TOTAL	400
 /* After the test's main process exits, how long its output may still drain. */
 #define DRAIN_GRACE_MS		1000
 /* After SIGKILL, how long to wait for the process to go away. */
@@ -641,7 +643,7 @@ static bool check_klog(int k, const struct options *o, int kmsg_fd)
 {
 	const char *what = "kernel log";
 	char *buf, *line, *save;
-	int found = 0, trace = 0;
+	int found = 0, trace = 0, traced = 0;
 	size_t len;
 
 	if (o->klog_file) {
@@ -665,12 +667,16 @@ static bool check_klog(int k, const struct options *o, int kmsg_fd)
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (!klog_is_splat(line)) {
 			/* The splat's trace, so the log shows where it was. */
-			if (trace && trace--)
+			if (trace > 0 && traced < KLOG_TRACE_TOTAL) {
+				trace--;
+				traced++;
 				printf("    | %s\n", line);
+			}
 			if (strstr(line, "---[ end trace"))
 				trace = 0;
 			continue;
 		}
+		trace = 0;
 		if (found++ < KLOG_MAX_REPORT) {
 			printf("    %s\n", line);
 			trace = KLOG_TRACE_LINES;

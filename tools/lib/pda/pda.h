@@ -241,6 +241,41 @@ static inline void pda_table_fill(void)
 			 __ATOMIC_RELEASE);
 }
 
+/*
+ * One more than the highest CPU number the kernel may ever run, from
+ * /sys/devices/system/cpu/possible (a list in ascending order: its last
+ * number is the highest), or 0 if it cannot be read whole.  Not
+ * sysconf(_SC_NPROCESSORS_CONF): musl's counts the caller's affinity
+ * mask, and glibc's falls back to other counts without sysfs.
+ */
+static inline long pda_possible_cpus(void)
+{
+	char buf[256];
+	long num = -1, last = -1;
+	ssize_t len, i;
+	int fd;
+
+	fd = open("/sys/devices/system/cpu/possible", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (len <= 0 || len == sizeof(buf))	/* nothing, or cut short */
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (buf[i] >= '0' && buf[i] <= '9') {
+			num = (num < 0 ? 0 : num * 10) + (buf[i] - '0');
+			continue;
+		}
+		if (num >= 0)
+			last = num;
+		num = -1;
+	}
+	if (num >= 0)
+		last = num;
+	return last + 1;
+}
+
 #if PDA_X86_32 || PDA_X86_64
 
 #define PDA_HAVE_SEGMENT	1
@@ -296,41 +331,6 @@ static inline int pda_verw(unsigned int sel)
 
 	__asm__ ("verw %w1\n\tsetz %0" : "=qm" (ok) : "r" (sel) : "cc");
 	return ok;
-}
-
-/*
- * One more than the highest CPU number the kernel may ever run, from
- * /sys/devices/system/cpu/possible (a list in ascending order: its last
- * number is the highest), or 0 if it cannot be read whole.  Not
- * sysconf(_SC_NPROCESSORS_CONF): musl's counts the caller's affinity
- * mask, and glibc's falls back to other counts without sysfs.
- */
-static inline long pda_possible_cpus(void)
-{
-	char buf[256];
-	long num = -1, last = -1;
-	ssize_t len, i;
-	int fd;
-
-	fd = open("/sys/devices/system/cpu/possible", O_RDONLY);
-	if (fd < 0)
-		return 0;
-	len = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (len <= 0 || len == sizeof(buf))	/* nothing, or cut short */
-		return 0;
-	for (i = 0; i < len; i++) {
-		if (buf[i] >= '0' && buf[i] <= '9') {
-			num = (num < 0 ? 0 : num * 10) + (buf[i] - '0');
-			continue;
-		}
-		if (num >= 0)
-			last = num;
-		num = -1;
-	}
-	if (num >= 0)
-		last = num;
-	return last + 1;
 }
 
 /*
@@ -467,6 +467,34 @@ static inline int pda_init_thread(void)
 		__asm__ __volatile__ ("movl %0, %%" PDA_SEG
 				      : : "r" (PDA_USER_SELECTOR) : "memory");
 	pda_thread_method = PDA_METHOD_SEGMENT;
+	return 0;
+}
+
+/*
+ * How this thread may update per-CPU data, once the one-compare test of
+ * the fast path (%fs holds 0xeb and the process is in PDA_MODE_SEGMENT)
+ * failed: 1 in PDA_MODE_LOCKED (with locked atomics); 0 in
+ * PDA_MODE_SEGMENT, through %fs, the selector loaded now if %fs was null;
+ * -1 with errno EBUSY if %fs holds another selector: no update at all.
+ */
+static inline int pda_seg_update_slow(void)
+{
+	int saved_errno = errno;
+
+	if (pda_mode() != PDA_MODE_SEGMENT)
+		return 1;
+	/*
+	 * The mode says the kernel has the segment, so a busy %fs is
+	 * refused here without pda_available()'s sysfs read: a thread
+	 * that is refused on every add must not pay a syscall each.
+	 */
+	if (!pda_seg_free(pda_read_seg())) {
+		errno = EBUSY;
+		return -1;
+	}
+	if (!pda_thread_ready() && pda_init_thread())
+		return -1;
+	errno = saved_errno;
 	return 0;
 }
 
@@ -756,23 +784,12 @@ static inline int pda_add32_slow(uint32_t *p0, uint32_t v)
 	int cpu;
 
 #if PDA_HAVE_SEGMENT
-	if (pda_mode() == PDA_MODE_SEGMENT) {
-		int saved_errno = errno;
+	int seg = pda_seg_update_slow();
 
-		/*
-		 * The mode says the kernel has the segment, so a busy %fs is
-		 * refused here without pda_available()'s sysfs read: a thread
-		 * that is refused on every add must not pay a syscall each.
-		 */
-		if (!pda_seg_free(pda_read_seg())) {
-			errno = EBUSY;
-			return -1;
-		}
-		if (!pda_thread_ready() && pda_init_thread())
-			return -1;
-		errno = saved_errno;
-		pda_add32_raw(p0, v);
-		return 0;
+	if (seg <= 0) {
+		if (!seg)
+			pda_add32_raw(p0, v);
+		return seg;
 	}
 #endif
 	cpu = pda_cpu();

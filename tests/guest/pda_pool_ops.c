@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every accessor of tools/lib/pda/pda_pool.h, pinned to each online CPU
+ * in turn, does what its operation says to that CPU's copy and to no
+ * other, on a field inside the first line of an object and on one three
+ * lines in (where the copy is not contiguous), 32-bit and long:
+ *
+ * - load, store, add, sub, inc, dec, and, or, xor, xchg (old value back),
+ *   cmpxchg (stores on a match, not on a mismatch; old value back);
+ * - every other CPU's copy keeps its own value;
+ * - through the method the process must have: the segment wherever the
+ *   kernel gives it (the selector is then in %fs), atomics on the copy of
+ *   the CPU pda_cpu() names elsewhere; pda_cpu() agrees with
+ *   sched_getcpu() while pinned.
+ *
+ * And, where the process updates through the segment, a thread whose %fs
+ * holds another selector: every update fails with EBUSY and changes
+ * nothing, and a load still reads this CPU's copy.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include "kselftest_harness.h"
+
+#include "lib/pool_test.h"
+
+/* An object whose last field is three lines in. */
+struct obj {
+	uint32_t a;
+	unsigned long l;
+	unsigned char pad[192 - 4 - sizeof(unsigned long)];
+	uint32_t far;
+	unsigned long lfar;
+};
+
+#define OFF(field)	offsetof(struct obj, field)
+
+FIXTURE(ops) {
+	struct pda_pool *pool;
+	struct obj *o;
+	int cpus[CPU_SETSIZE];
+	int n;
+};
+
+FIXTURE_SETUP(ops)
+{
+	self->n = pda_test_online(self->cpus, CPU_SETSIZE);
+	ASSERT_LT(0, self->n);
+	self->pool = pda_pool_create(4096);
+	ASSERT_TRUE(self->pool != NULL);
+	self->o = pda_pool_alloc(self->pool, sizeof(struct obj),
+				 alignof(struct obj));
+	ASSERT_TRUE(self->o != NULL);
+	TH_LOG("%d online, %d possible CPUs; method %s",
+	       self->n, pda_pool_cpus(self->pool),
+	       pda_pool_method_name(pda_pool_method()));
+}
+
+FIXTURE_TEARDOWN(ops)
+{
+	pda_pool_destroy(self->pool);
+}
+
+/* A value of CPU @cpu's copy nobody else's has. */
+static uint32_t mark(int cpu, int field)
+{
+	return 0x51000000U | (uint32_t)cpu << 8 | (uint32_t)field;
+}
+
+/* Sets every possible CPU's copy of the four fields to its mark. */
+static void mark_all(struct pda_pool *pool, struct obj *o)
+{
+	int c;
+
+	for (c = 0; c < pda_pool_cpus(pool); c++) {
+		*(uint32_t *)pda_pool_cpu_ptr(pool, o, OFF(a), c) = mark(c, 0);
+		*(unsigned long *)pda_pool_cpu_ptr(pool, o, OFF(l), c) =
+			mark(c, 1);
+		*(uint32_t *)pda_pool_cpu_ptr(pool, o, OFF(far), c) =
+			mark(c, 2);
+		*(unsigned long *)pda_pool_cpu_ptr(pool, o, OFF(lfar), c) =
+			mark(c, 3);
+	}
+}
+
+/* How many copies other than @cpu's lost their mark. */
+static int others_changed(struct pda_pool *pool, struct obj *o, int cpu)
+{
+	int c, bad = 0;
+
+	for (c = 0; c < pda_pool_cpus(pool); c++) {
+		if (c == cpu)
+			continue;
+		bad += *(uint32_t *)pda_pool_cpu_ptr(pool, o, OFF(a), c) !=
+		       mark(c, 0);
+		bad += *(unsigned long *)pda_pool_cpu_ptr(pool, o, OFF(l), c) !=
+		       mark(c, 1);
+		bad += *(uint32_t *)pda_pool_cpu_ptr(pool, o, OFF(far), c) !=
+		       mark(c, 2);
+		bad += *(unsigned long *)pda_pool_cpu_ptr(pool, o, OFF(lfar),
+							  c) != mark(c, 3);
+	}
+	return bad;
+}
+
+/*
+ * The whole sequence on one field of width W at @off, pinned to @cpu,
+ * each step checked against the copy in plain memory.  A macro, so that
+ * both widths run the same steps.
+ */
+#define CHECK_OPS(W, T, off)						\
+	do {								\
+		T *mine = pda_pool_cpu_ptr(pool, o, off, cpu), prev;	\
+									\
+		ASSERT_EQ(*mine, pda_pool_load_##W(pool, o, off));	\
+		ASSERT_EQ(0, pda_pool_store_##W(pool, o, off, 1000));	\
+		ASSERT_EQ((T)1000, *mine);				\
+		ASSERT_EQ(0, pda_pool_add_##W(pool, o, off, 34));	\
+		ASSERT_EQ(0, pda_pool_sub_##W(pool, o, off, 4));	\
+		ASSERT_EQ(0, pda_pool_inc_##W(pool, o, off));		\
+		ASSERT_EQ(0, pda_pool_inc_##W(pool, o, off));		\
+		ASSERT_EQ(0, pda_pool_dec_##W(pool, o, off));		\
+		ASSERT_EQ((T)1031, *mine);				\
+		ASSERT_EQ((T)1031, pda_pool_load_##W(pool, o, off));	\
+		ASSERT_EQ(0, pda_pool_and_##W(pool, o, off, 0xff));	\
+		ASSERT_EQ((T)(1031 & 0xff), *mine);			\
+		ASSERT_EQ(0, pda_pool_or_##W(pool, o, off, 0x300));	\
+		ASSERT_EQ((T)((1031 & 0xff) | 0x300), *mine);		\
+		ASSERT_EQ(0, pda_pool_xor_##W(pool, o, off, 0x101));	\
+		ASSERT_EQ((T)(((1031 & 0xff) | 0x300) ^ 0x101), *mine);	\
+		ASSERT_EQ(0, pda_pool_xchg_##W(pool, o, off, 77, &prev)); \
+		ASSERT_EQ((T)(((1031 & 0xff) | 0x300) ^ 0x101), prev);	\
+		ASSERT_EQ((T)77, *mine);				\
+		ASSERT_EQ(0, pda_pool_cmpxchg_##W(pool, o, off, 76, 5,	\
+						  &prev));		\
+		ASSERT_EQ((T)77, prev);					\
+		ASSERT_EQ((T)77, *mine);	/* no match: kept */	\
+		ASSERT_EQ(0, pda_pool_cmpxchg_##W(pool, o, off, 77, 5,	\
+						  &prev));		\
+		ASSERT_EQ((T)77, prev);					\
+		ASSERT_EQ((T)5, *mine);					\
+		ASSERT_EQ(0, pda_pool_dec_##W(pool, o, off));		\
+		ASSERT_EQ(0, pda_pool_sub_##W(pool, o, off, 5));	\
+		ASSERT_EQ((T)-1, *mine);	/* wraps, as unsigned */ \
+	} while (0)
+
+TEST_F(ops, each_cpu_each_op)
+{
+	struct pda_pool *pool = self->pool;
+	int method = pda_pool_method(), i, cpu;
+	struct obj *o = self->o;
+
+	EXPECT_EQ(pool_test_expected_method(), method);
+	for (i = 0; i < self->n; i++) {
+		cpu = self->cpus[i];
+		ASSERT_EQ(0, pda_test_pin(cpu));
+		ASSERT_EQ(cpu, sched_getcpu());
+		ASSERT_EQ(cpu, pda_cpu());
+		mark_all(pool, o);
+		CHECK_OPS(u32, uint32_t, OFF(a));
+		CHECK_OPS(ulong, unsigned long, OFF(l));
+		CHECK_OPS(u32, uint32_t, OFF(far));
+		CHECK_OPS(ulong, unsigned long, OFF(lfar));
+		ASSERT_EQ(0, others_changed(pool, o, cpu)) {
+			TH_LOG("CPU %d: another CPU's copy changed", cpu);
+		}
+		ASSERT_EQ(cpu, sched_getcpu());
+	}
+	pda_test_unpin();
+#if PDA_HAVE_SEGMENT
+	/* The path: the segment's updates loaded the selector. */
+	if (method == PDA_POOL_SEGMENT)
+		ASSERT_EQ(PDA_USER_SELECTOR, pda_read_seg());
+#endif
+	if (method == PDA_POOL_ATOMIC)
+		TH_LOG("atomic path, CPU number by %s",
+		       pda_cpu_method_name(pda_cpu_method()));
+}
+
+#if PDA_HAVE_SEGMENT
+struct busy_arg {
+	struct pda_pool *pool;
+	struct obj *o;
+	int cpu;
+	int fails, ebusy, changed, load_ok;
+};
+
+/* Every update from a thread whose %fs holds __USER_DS. */
+static void *busy_thread(void *p)
+{
+	struct busy_arg *b = p;
+	struct pda_pool *pool = b->pool;
+	struct obj *o = b->o;
+	uint32_t prev32;
+	unsigned long prevl;
+	int r[8], i;
+
+	if (pda_test_pin(b->cpu))
+		return NULL;
+	pda_test_load_seg(pda_test_user_ds());
+	errno = 0;
+	r[0] = pda_pool_store_u32(pool, o, OFF(a), 1);
+	r[1] = pda_pool_add_u32(pool, o, OFF(a), 1);
+	r[2] = pda_pool_and_ulong(pool, o, OFF(l), 1);
+	r[3] = pda_pool_or_u32(pool, o, OFF(far), 1);
+	r[4] = pda_pool_xor_ulong(pool, o, OFF(lfar), 1);
+	r[5] = pda_pool_xchg_u32(pool, o, OFF(a), 1, &prev32);
+	r[6] = pda_pool_cmpxchg_ulong(pool, o, OFF(l), mark(b->cpu, 1), 1,
+				      &prevl);
+	r[7] = pda_pool_inc_u32(pool, o, OFF(far));
+	for (i = 0; i < 8; i++)
+		b->fails += r[i] == -1;
+	b->ebusy = errno == EBUSY;
+	b->changed = others_changed(pool, o, -1);
+	b->load_ok = pda_pool_load_u32(pool, o, OFF(far)) == mark(b->cpu, 2) &&
+		     pda_pool_load_ulong(pool, o, OFF(l)) == mark(b->cpu, 1);
+	return NULL;
+}
+
+TEST_F(ops, busy_fs_changes_nothing)
+{
+	struct busy_arg b = { .pool = self->pool, .o = self->o };
+	pthread_t t;
+
+	if (pda_pool_method() != PDA_POOL_SEGMENT)
+		SKIP(return, "the process updates with atomics: no segment");
+	b.cpu = self->cpus[self->n - 1];
+	mark_all(self->pool, self->o);
+	ASSERT_EQ(0, pthread_create(&t, NULL, busy_thread, &b));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(8, b.fails);
+	EXPECT_EQ(1, b.ebusy);
+	EXPECT_EQ(0, b.changed);
+	EXPECT_EQ(1, b.load_ok);
+}
+#endif
+
+TEST_HARNESS_MAIN

@@ -47,6 +47,9 @@ class Arch:
     elf_machine: str
     # What libpda-getcpu.so must answer with on a PDA kernel.
     preload_method: str
+    # How tools/lib/pda/pda_pool.h updates per-CPU objects on a PDA
+    # kernel (pda_pool_method_name(): make bench's pool part checks it).
+    pool_method: str
     # The compiler flags that choose its ABI (cflags without the host's
     # header workaround: sysroot_cflags()), and its ABI's dynamic loader,
     # as programs name it (PT_INTERP).
@@ -111,7 +114,8 @@ _X86 = dict(family="x86", cc="gcc", cross="", machine="pc",
             # RDTSC (an I/O instruction under -icount) at every boot;
             # QEMU's timer works.
             icount_args="no_timer_check",
-            preload_method="segment", segbench=True, x86_selftests=True,
+            preload_method="segment", pool_method="segment", segbench=True,
+            x86_selftests=True,
             srcarch="x86",
             # Each AP calibrates its delay loop, and on a host's few
             # threads shared by 255 vCPUs it fails ("Consider using lpj=")
@@ -126,7 +130,8 @@ _X86 = dict(family="x86", cc="gcc", cross="", machine="pc",
 _ARM = dict(family="arm", console="ttyAMA0",
             distro_options=("PCI_HOST_GENERIC=y", "RTC_DRV_PL031=y"),
             no_kvm="host is x86; no KVM for ARM guests", icount_args="",
-            preload_method="getcpu_cache", x86_selftests=False)
+            preload_method="getcpu_cache", pool_method="atomic",
+            x86_selftests=False)
 # make randconfigs' options of both x86 builds.
 _X86_RANDCONFIG = ("HYPERVISOR_GUEST", "PARAVIRT", "XEN", "VIRTUALIZATION",
                    "KVM", "KVM_INTEL", "MODIFY_LDT_SYSCALL", "X86_16BIT",

@@ -98,14 +98,17 @@ def build_pda_bench(arch, out, log):
     return build_bench_program("pda_bench", arch, out, log)
 
 
-def build_bench_program(name, arch, out, log):
-    """tests/bench/NAME.c, static, with the guest's compiler."""
+def build_bench_program(name, arch, out, log, deps=()):
+    """tests/bench/NAME.c, static, with the guest's compiler; @deps: the
+    headers it includes beyond tests/guest/lib, relative to the checkout."""
     src = REPO / f"tests/bench/{name}.c"
     exe = Path(out) / name
     Path(out).mkdir(parents=True, exist_ok=True)
     # Only when the source changed: the initramfs records each file's
     # mtime, and the same program should make the same initramfs.
-    if exe.exists() and exe.stat().st_mtime >= src.stat().st_mtime:
+    newest = max(p.stat().st_mtime for p in
+                 [src] + [REPO / d for d in deps])
+    if exe.exists() and exe.stat().st_mtime >= newest:
         return exe
     run(static_cc(arch) + ["-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
                            "-o", exe, src], log, what=f"{name} ({arch.name})")

@@ -45,6 +45,7 @@ class Target:
     bench: bool = False         # make bench: pda_bench and segbench
     census: bool = False        # make bench: the segment census
     preload_bench: bool = False     # make bench: the preload library
+    pool_bench: bool = False        # make bench: the per-CPU pool
     tlb_bench: bool = False     # make bench: CONFIG_ARM64_TLBI_LOCAL
     # make check-full's goals that name it (reliability.py): CPU hotplug
     # cycles on it, and its fuzzers' operations ("getcpu_cache on NAME"),
@@ -68,7 +69,8 @@ def variant(base, name, **changes):
     return replace(base, **{**dict(
         name=name, check=False, bochs=False, bochs_cpu="", bochs_count="",
         programs=(), debug=False, soak=None,
-        bench=False, census=False, preload_bench=False, tlb_bench=False,
+        bench=False, census=False, preload_bench=False, pool_bench=False,
+        tlb_bench=False,
         hotplug_goal=False, fuzz_goal=False, icount_cpus=0, deb_kernel=""),
         **changes})
 
@@ -82,18 +84,21 @@ TARGETS = {
                        debug=True, soak=Soak(6, 10, (("getcpu_cache_fuzz",
                                                       50),)),
                        bench=True, census=True, preload_bench=True,
+                       pool_bench=True,
                        deb_kernel="-pda"),
     "i386-up": Target("i386-up", I386, ("base", "x86", "i386", "i386-up"), 1,
                       "max,vendor=GenuineIntel", I386, check=True,
                       soak=Soak(8, 5, (("getcpu_cache_fuzz", 50),)),
                       bench=True, census=True, preload_bench=True,
+                      pool_bench=True,
                       deb_kernel="-pda-up"),
     # ARM spins slowly under -icount with several vCPUs: ARMv7's
     # cpu_relax() does not end a vCPU's slice (x86's PAUSE does).
     "arm": Target("arm", ARM, ("base", "arm"), 4, "cortex-a15", ARM,
                   check=True, debug=True,
                   soak=Soak(25, fuzz=(("getcpu_cache_fuzz", 20),)),
-                  bench=True, preload_bench=True, icount_cpus=1,
+                  bench=True, preload_bench=True, pool_bench=True,
+                  icount_cpus=1,
                   deb_kernel="-pda"),
     # user_arch i386: the same static 32-bit programs as the i386 targets;
     # the 64-bit builds come on top.  TCG's
@@ -116,6 +121,7 @@ TARGETS = {
                                        ("getcpu_cache_fuzz_64", 50),
                                        ("x86_64_gs_fuzz_64", 20))),
                      bench=True, census=True, preload_bench=True,
+                     pool_bench=True,
                      hotplug_goal=True, deb_kernel="-pda"),
     "x86_64-nofsgsbase": Target("x86_64-nofsgsbase", X86_64,
                                 ("base", "x86", "x86_64"), 4, "qemu64", I386,
@@ -136,7 +142,8 @@ TARGETS = {
     "arm64": Target("arm64", ARM64, ("base", "arm64"), 4, "cortex-a57", ARM64,
                     append="tlbi_local=on", check=True, debug=True,
                     soak=Soak(8, fuzz=(("getcpu_cache_fuzz", 100),), tlb=2),
-                    preload_bench=True, tlb_bench=True, icount_cpus=1,
+                    preload_bench=True, pool_bench=True, tlb_bench=True,
+                    icount_cpus=1,
                     hotplug_goal=True, fuzz_goal=True, deb_kernel="-pda"),
 }
 # make check-full's debug variants: the same kernels plus configs/debug.config

@@ -5,7 +5,8 @@
  *
  * - The child sees the parent's counts, on every CPU's copy, and updates
  *   through the same method as the parent (inherited with the process's
- *   mode and, with the segment, with the selector in %fs).
+ *   mode and, with the segment, with the selector in %fs, which it
+ *   checks).
  * - Both then add, pinned to each online CPU in turn, at the same time:
  *   each one's sums are exactly its own adds on top of what was there at
  *   fork, and each CPU's copy has what was added on that CPU.
@@ -50,7 +51,7 @@ static int counts_are(struct pda_pool *pool, uint32_t *obj,
 		if (*(uint32_t *)pda_pool_cpu_ptr(pool, obj, 0, cpus[i]) !=
 		    per_cpu)
 			return 0;
-	return pda_pool_sum_u32(pool, obj, 0) == (uint64_t)n * per_cpu;
+	return pda_pool_sum_u32(pool, obj, 0) == (uint32_t)(n * per_cpu);
 }
 
 TEST(child_has_a_copy)
@@ -79,6 +80,11 @@ TEST(child_has_a_copy)
 			_exit(10);
 		if (pda_pool_method() != method)
 			_exit(11);
+#if PDA_HAVE_SEGMENT
+		if (method == PDA_POOL_SEGMENT &&
+		    pda_read_seg() != PDA_USER_SELECTOR)
+			_exit(11);
+#endif
 		if (add_on_each_cpu(pool, obj, cpus, n, 2))
 			_exit(12);
 		if (!counts_are(pool, obj, cpus, n, 3 * ADDS))
@@ -89,7 +95,7 @@ TEST(child_has_a_copy)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) {
-		TH_LOG("child failed check %d (10: counts at fork, 11: method, 12: adds, 13: its counts)",
+		TH_LOG("child failed check %d (10: counts at fork, 11: method or selector, 12: adds, 13: its counts)",
 		       WEXITSTATUS(status));
 	}
 	EXPECT_TRUE(counts_are(pool, obj, cpus, n, 2 * ADDS));

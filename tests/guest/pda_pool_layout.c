@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The pool's layout holds for objects of every size
- * (tools/lib/pda/pda_pool.h): thousands of objects from 1 byte to
- * 64 KiB, at every alignment from 1 to 64, in one pool, and
+ * (tools/lib/pda/pda_pool.h): 3000 objects from 1 byte to 4097 bytes, at
+ * every alignment from 1 to 64, in one pool, and one of 64 KiB in a pool
+ * of its own (which it fills), and
  *
  * - every byte of CPU c's copy of every object lies in CPU c's lines,
  *   one after the other in its line space;

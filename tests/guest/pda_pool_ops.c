@@ -13,9 +13,16 @@
  *   the CPU pda_cpu() names elsewhere; pda_cpu() agrees with
  *   sched_getcpu() while pinned.
  *
- * And, where the process updates through the segment, a thread whose %fs
- * holds another selector: every update fails with EBUSY and changes
- * nothing, and a load still reads this CPU's copy.
+ * - sums are in the field's width: +1 on one CPU's copy and -1 on
+ *   another's sum to 0;
+ * - a successful call leaves errno alone; a misaligned offset (one that
+ *   could cross into the next CPU's line) gets EINVAL and changes nothing.
+ *
+ * And, where the process updates through the segment:
+ * - a thread whose %fs is null: its first update loads the selector and
+ *   lands in the pinned CPU's copy;
+ * - a thread whose %fs holds another selector: every update fails with
+ *   EBUSY and changes nothing, and a load still reads this CPU's copy.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -169,17 +176,115 @@ TEST_F(ops, each_cpu_each_op)
 		ASSERT_EQ(cpu, sched_getcpu());
 	}
 	pda_test_unpin();
-#if PDA_HAVE_SEGMENT
-	/* The path: the segment's updates loaded the selector. */
-	if (method == PDA_POOL_SEGMENT)
-		ASSERT_EQ(PDA_USER_SELECTOR, pda_read_seg());
-#endif
 	if (method == PDA_POOL_ATOMIC)
 		TH_LOG("atomic path, CPU number by %s",
 		       pda_cpu_method_name(pda_cpu_method()));
 }
 
+TEST_F(ops, sum_wraps_with_the_field)
+{
+	struct pda_pool *pool = self->pool;
+	struct obj *o = self->o;
+
+	if (self->n < 2)
+		SKIP(return, "one online CPU: no second copy to wrap");
+	mark_all(pool, o);
+	ASSERT_EQ(0, pda_test_pin(self->cpus[0]));
+	ASSERT_EQ(0, pda_pool_store_u32(pool, o, OFF(far), 1));
+	ASSERT_EQ(0, pda_pool_store_ulong(pool, o, OFF(l), 1));
+	ASSERT_EQ(0, pda_test_pin(self->cpus[1]));
+	ASSERT_EQ(0, pda_pool_store_u32(pool, o, OFF(far), 0));
+	ASSERT_EQ(0, pda_pool_dec_u32(pool, o, OFF(far)));
+	ASSERT_EQ(0, pda_pool_store_ulong(pool, o, OFF(l), 0));
+	ASSERT_EQ(0, pda_pool_sub_ulong(pool, o, OFF(l), 1));
+	pda_test_unpin();
+	/* Every other copy back to 0, so the two are the whole sum. */
+	for (int c = 0; c < pda_pool_cpus(pool); c++)
+		if (c != self->cpus[0] && c != self->cpus[1]) {
+			*(uint32_t *)pda_pool_cpu_ptr(pool, o, OFF(far), c) = 0;
+			*(unsigned long *)pda_pool_cpu_ptr(pool, o, OFF(l), c) = 0;
+		}
+	EXPECT_EQ(0, pda_pool_sum_u32(pool, o, OFF(far)));
+	EXPECT_EQ(0, pda_pool_sum_ulong(pool, o, OFF(l)));
+}
+
+TEST_F(ops, errno_and_bad_offsets)
+{
+	struct pda_pool *pool = self->pool;
+	struct obj *o = self->o;
+	uint32_t prev;
+	volatile size_t odd = OFF(a) + 2;	/* not known at compile time */
+
+	mark_all(pool, o);
+	errno = 12345;
+	EXPECT_EQ(0, pda_pool_add_u32(pool, o, OFF(far), 1));
+	EXPECT_EQ(0, pda_pool_xchg_u32(pool, o, OFF(a), 7, &prev));
+	EXPECT_EQ(0, pda_pool_cmpxchg_u32(pool, o, OFF(a), 7, 8, &prev));
+	EXPECT_EQ(0, pda_pool_inc_ulong(pool, o, OFF(lfar)));
+	pda_pool_load_ulong(pool, o, OFF(l));
+	pda_pool_sum_u32(pool, o, OFF(far));
+	EXPECT_TRUE(pda_pool_alloc(pool, 4, 4) != NULL);
+	EXPECT_EQ(12345, errno);
+
+	mark_all(pool, o);
+	errno = 0;
+	EXPECT_EQ(-1, pda_pool_add_u32(pool, o, odd, 1));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, pda_pool_xchg_u32(pool, o, odd, 1, &prev));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(0, pda_pool_load_u32(pool, o, odd));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(0, pda_pool_sum_u32(pool, o, odd));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, others_changed(pool, o, -1));
+}
+
 #if PDA_HAVE_SEGMENT
+struct null_arg {
+	struct pda_pool *pool;
+	struct obj *o;
+	int cpu;
+	int ret, sel_before, sel_after;
+};
+
+/* A thread with a null %fs makes a pool update first of all. */
+static void *null_thread(void *p)
+{
+	struct null_arg *a = p;
+
+	if (pda_test_pin(a->cpu))
+		return NULL;
+	pda_test_load_seg(0);
+	a->sel_before = pda_read_seg();
+	a->ret = pda_pool_add_u32(a->pool, a->o, OFF(far), 5);
+	a->sel_after = pda_read_seg();
+	return NULL;
+}
+
+TEST_F(ops, null_fs_update_loads_selector)
+{
+	struct null_arg a = { .pool = self->pool, .o = self->o, .ret = -2 };
+	pthread_t t;
+	uint32_t *copy;
+
+	if (pda_pool_method() != PDA_POOL_SEGMENT)
+		SKIP(return, "the process updates with atomics: no segment");
+	a.cpu = self->cpus[self->n - 1];
+	mark_all(self->pool, self->o);
+	ASSERT_EQ(0, pthread_create(&t, NULL, null_thread, &a));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, a.ret);
+	EXPECT_EQ(0, a.sel_before);
+	EXPECT_EQ(PDA_USER_SELECTOR, a.sel_after);
+	copy = pda_pool_cpu_ptr(self->pool, self->o, OFF(far), a.cpu);
+	EXPECT_EQ(mark(a.cpu, 2) + 5, *copy);
+	*copy = mark(a.cpu, 2);
+	EXPECT_EQ(0, others_changed(self->pool, self->o, -1));
+}
+
 struct busy_arg {
 	struct pda_pool *pool;
 	struct obj *o;

@@ -63,7 +63,10 @@ TEST(free_reuse_merge)
 
 	pool = pda_pool_create(POOL_SIZE);
 	ASSERT_TRUE(pool != NULL);
-	/* 8, 24 and 40 bytes, 8-aligned: they fill the lines exactly. */
+	/*
+	 * 8, 24 and 40 bytes, 8-aligned, the last of each line cut to what
+	 * the line has left: they fill the pool exactly.
+	 */
 	while (used + 8 <= POOL_SIZE && n < MAX_OBJS) {
 		objs[n].size = 8 + 16 * (n % 3);
 		if (used / 64 != (used + objs[n].size - 1) / 64)

@@ -3,13 +3,14 @@
  * Per-CPU pool objects count exactly under migration and signals
  * (tools/lib/pda/pda_pool.h): three threads per online CPU (more threads
  * than CPUs) each add to every counter of three objects, a struct of 1,
- * of 16 and of 256 counters (the last spans 16 lines, so 15 of its
- * accesses go through the stride), round after round, while
+ * of 16 and of 256 counters (the last spans 16 lines, so 240 of its 256
+ * counters are reached through the stride), round after round, while
  *
  * - a third of the threads re-pin themselves to a random CPU every few
  *   rounds, the rest run unpinned and half of those yield;
- * - a timer's SIGALRM lands on whichever thread runs, and its handler
- *   adds to a counter of its own object, interrupting the adds above;
+ * - a timer's SIGALRM, which the main thread blocks, lands on whichever
+ *   worker runs, and its handler adds to a counter of its own object,
+ *   interrupting the adds above;
  *
  * and then:
  * - every counter summed over the possible CPUs is exactly the number of
@@ -18,7 +19,7 @@
  * - the re-pinning threads also add to a fourth object while pinned,
  *   and count per CPU what they added: CPU c's copy equals that count, so
  *   every add landed in the copy of the CPU the thread was on;
- * - the copies of CPUs that are not online stay 0.
+ * - every copy of the CPUs that are not online stays 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -130,6 +131,7 @@ TEST(migrate_signal_exact)
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	cpu_set_t online;
 	unsigned int rounds;
+	sigset_t alrm;
 
 	ncpus = pda_test_online(cpus, CPU_SETSIZE);
 	ASSERT_LT(0, ncpus);
@@ -155,7 +157,6 @@ TEST(migrate_signal_exact)
 	       pda_pool_method_name(pda_pool_method()));
 
 	ASSERT_TRUE(signal(SIGALRM, on_alarm) != SIG_ERR);
-	ASSERT_EQ(0, setitimer(ITIMER_REAL, &tick, NULL));
 	for (i = 0; i < nthreads; i++) {
 		w[i] = (struct worker){ .kind = i % KINDS, .seed = 2 * i + 1,
 					.cpus = cpus, .ncpus = ncpus,
@@ -163,6 +164,11 @@ TEST(migrate_signal_exact)
 		ASSERT_EQ(0, pthread_create(&w[i].tid, NULL, count_thread,
 					    &w[i]));
 	}
+	/* The workers have it unblocked; the main thread only waits. */
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	ASSERT_EQ(0, pthread_sigmask(SIG_BLOCK, &alrm, NULL));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &tick, NULL));
 	for (i = 0; i < nthreads; i++) {
 		ASSERT_EQ(0, pthread_join(w[i].tid, NULL));
 		EXPECT_EQ(0, w[i].failed);
@@ -175,11 +181,11 @@ TEST(migrate_signal_exact)
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &off, NULL));
 	signal(SIGALRM, SIG_IGN);
 
-	EXPECT_EQ(expect, pda_pool_sum_u32(pool, o1, 0));
+	EXPECT_EQ((uint32_t)expect, pda_pool_sum_u32(pool, o1, 0));
 	for (i = 0; i < 16; i++)
-		bad += pda_pool_sum_u32(pool, o16, i * 4) != expect;
+		bad += pda_pool_sum_u32(pool, o16, i * 4) != (uint32_t)expect;
 	for (i = 0; i < 256; i++)
-		bad += pda_pool_sum_u32(pool, o256, i * 4) != expect;
+		bad += pda_pool_sum_u32(pool, o256, i * 4) != (uint32_t)expect;
 	EXPECT_EQ(0, bad) {
 		TH_LOG("%d counters of 272 are not %llu", bad,
 		       (unsigned long long)expect);
@@ -201,9 +207,15 @@ TEST(migrate_signal_exact)
 			       c, mine, (unsigned long long)pinned[c]);
 			bad++;
 		}
-		if (!CPU_ISSET(c, &online) &&
-		    *(uint32_t *)pda_pool_cpu_ptr(pool, o1, 0, c))
-			bad++;
+		if (CPU_ISSET(c, &online))
+			continue;
+		bad += *(uint32_t *)pda_pool_cpu_ptr(pool, o1, 0, c) != 0;
+		for (i = 0; i < 16; i++)
+			bad += *(uint32_t *)pda_pool_cpu_ptr(pool, o16, i * 4,
+							      c) != 0;
+		for (i = 0; i < 256; i++)
+			bad += *(uint32_t *)pda_pool_cpu_ptr(pool, o256, i * 4,
+							      c) != 0;
 	}
 	EXPECT_EQ(0, bad);
 	pda_pool_destroy(pool);

@@ -630,7 +630,7 @@ static void concurrent_job(struct tlb_worker *w, void *arg)
 static int wait_passes(struct job *j)
 {
 	unsigned long start[TLB_MAX_CPUS];
-	uint64_t end = pda_test_now_ns() + TLB_WAIT_NS;
+	uint64_t end = pda_test_now_ns() + tlb_wait_ns(j->env);
 	int i;
 
 	for (i = 0; i < j->env->nworkers; i++)
@@ -645,7 +645,7 @@ static int wait_passes(struct job *j)
 			if (pda_test_now_ns() > end) {
 				tlb_fail(j->env, "worker %d made no %d passes within %llu s",
 					 i, ACCESSES,
-					 TLB_WAIT_NS / 1000000000ULL);
+					 tlb_wait_ns(j->env) / 1000000000ULL);
 				return -1;
 			}
 			tlb_pause(&spins);

@@ -36,6 +36,7 @@ static const struct bench *const tables[] = {
 #ifdef SB_X86
 	sb_incform_benches,
 #endif
+	sb_pool_benches,
 };
 
 static uint64_t mark_t0, mark_t1;

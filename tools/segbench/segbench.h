@@ -115,6 +115,7 @@ struct result {
 /* Benchmark tables, one per file. Each ends with a zeroed entry. */
 extern const struct bench sb_cpu_benches[];
 extern const struct bench sb_inc_benches[];
+extern const struct bench sb_pool_benches[];
 #ifdef SB_X86
 extern const struct bench sb_seg_benches[];
 extern const struct bench sb_mem_benches[];

@@ -83,7 +83,11 @@
 #define TLB_MAX_CPUS		CPU_SETSIZE
 #define TLB_LOG_MAX		12
 #define TLB_LOG_LEN		320
-/* How long an occupier or a worker may take to get going. */
+/*
+ * How long an occupier or a worker may take to get going, per 4 online
+ * CPUs (tlb_wait_ns()): with 64 vCPUs sharing a 2-core host, a worker of
+ * tlb_madv_dontneed's concurrent case took more than 30 s for 4 passes.
+ */
 #define TLB_WAIT_NS		(30ULL * 1000000000ULL)
 /* How long to wait for a worker to be seen asleep before flushing. */
 #define TLB_BLOCKED_NS		(200ULL * 1000000ULL)
@@ -544,16 +548,22 @@ static inline void tlb_run(struct tlb_env *e, int n, tlb_job_fn fn, void *arg)
 		tlb_worker_wait_blocked(&e->w[i]);
 }
 
+/* TLB_WAIT_NS for every 4 of the test's CPUs (at least once). */
+static inline uint64_t tlb_wait_ns(const struct tlb_env *e)
+{
+	return TLB_WAIT_NS * (e->ncpus > 4 ? (uint64_t)(e->ncpus + 3) / 4 : 1);
+}
+
 /*
  * For the concurrent phases: waits until *@count of every worker
  * (@count[i * @stride] for worker i) is at least @min.  0, or -1 once a
- * failure is logged (by anyone) or TLB_WAIT_NS passed.
+ * failure is logged (by anyone) or tlb_wait_ns() passed.
  */
 static inline int tlb_wait_counts(struct tlb_env *e,
 				  const unsigned long *count, size_t stride,
 				  unsigned long min, const char *what)
 {
-	uint64_t end = pda_test_now_ns() + TLB_WAIT_NS;
+	uint64_t end = pda_test_now_ns() + tlb_wait_ns(e);
 	int i;
 
 	for (i = 0; i < e->nworkers; i++) {
@@ -566,7 +576,7 @@ static inline int tlb_wait_counts(struct tlb_env *e,
 			if (pda_test_now_ns() > end) {
 				tlb_fail(e, "worker %d made no %lu %s within %llu s",
 					 i, min, what,
-					 TLB_WAIT_NS / 1000000000ULL);
+					 tlb_wait_ns(e) / 1000000000ULL);
 				return -1;
 			}
 			tlb_pause(&spins);
@@ -584,7 +594,7 @@ static inline int tlb_wait_counts(struct tlb_env *e,
 static inline int tlb_occupy(struct tlb_env *e, int except)
 {
 	uint32_t want[TLB_MAX_CPUS];
-	uint64_t end = pda_test_now_ns() + TLB_WAIT_NS;
+	uint64_t end = pda_test_now_ns() + tlb_wait_ns(e);
 	int i, ret = 0;
 
 	for (i = 0; i < e->nocc; i++) {
@@ -606,7 +616,7 @@ static inline int tlb_occupy(struct tlb_env *e, int except)
 		while (__atomic_load_n(&s->ack, __ATOMIC_ACQUIRE) != want[i]) {
 			if (pda_test_now_ns() > end) {
 				tlb_fail(e, "the occupier of cpu %d did not run there within %llu s (%u misses)",
-					 s->cpu, TLB_WAIT_NS / 1000000000ULL,
+					 s->cpu, tlb_wait_ns(e) / 1000000000ULL,
 					 s->misses);
 				ret = -1;
 				break;

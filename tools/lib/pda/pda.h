@@ -475,7 +475,9 @@ static inline int pda_init_thread(void)
  * the fast path (%fs holds 0xeb and the process is in PDA_MODE_SEGMENT)
  * failed: 1 in PDA_MODE_LOCKED (with locked atomics); 0 in
  * PDA_MODE_SEGMENT, through %fs, the selector loaded now if %fs was null;
- * -1 with errno EBUSY if %fs holds another selector: no update at all.
+ * -1 with errno EBUSY if %fs holds another selector, or with
+ * pda_init_thread()'s (ENOTSUP) if it cannot load the selector: no update
+ * at all.
  */
 static inline int pda_seg_update_slow(void)
 {

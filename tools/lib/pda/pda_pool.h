@@ -52,19 +52,31 @@
  * load, store, add, sub, inc, dec, and, or, xor, xchg and cmpxchg.  Each
  * is one instruction through the segment: an unlocked one, atomic against
  * the other threads of this CPU, which are the only ones that reach this
- * CPU's copy that way; xchg is the one x86 always locks.  The updates
- * return 0, or -1 with errno EBUSY when the process is in PDA_MODE_SEGMENT
- * and this thread's %fs holds another selector (nothing is changed: a
- * locked update from it could race with the unlocked ones).
+ * CPU's copy that way; xchg is the one x86 always locks.  The checked
+ * calls test the mode first (a compare and a branch; the rest is out of
+ * line).  @off must be a multiple of the field's size (else EINVAL: the
+ * field could cross into the next CPU's line; a compile-time error when
+ * the offset is a constant) and lie inside the object (not checked), and
+ * the object must have been allocated with the field's alignment.  The
+ * updates return 0, or -1 with errno EINVAL, or EBUSY when the process is
+ * in PDA_MODE_SEGMENT and this thread's %fs holds another selector
+ * (nothing is changed: a locked update from it could race with the
+ * unlocked ones), or ENOTSUP when a thread with a null %fs cannot take
+ * the selector (pda_init_thread()).  A successful call leaves errno alone.
  *
- * Allocation takes a lock and may call mmap, malloc and memset; the
- * accessors do neither.
+ * Creating and destroying a pool maps and unmaps its memory; allocation
+ * and free take the pool's mutex and may call malloc: like malloc(), not
+ * from a signal handler, and not in the child of a fork() while another
+ * thread of the parent was in them.  The accessors take no lock and
+ * allocate nothing; a thread's first one may probe its CPU-number method
+ * (pda.h).  C only (C11 and later).
  */
 #ifndef TOOLS_LIB_PDA_PDA_POOL_H
 #define TOOLS_LIB_PDA_PDA_POOL_H
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,16 +96,16 @@
 #endif
 
 /*
- * glibc's <sys/cdefs.h> defines __always_inline; elsewhere (musl) plain
- * inline: as correct, but an accessor is one instruction only where the
- * compiler inlines it.
+ * glibc's <sys/cdefs.h> defines __always_inline and
+ * __attribute_noinline__; elsewhere (musl) plain inline and nothing: as
+ * correct, but an accessor is one instruction only where the compiler
+ * inlines it, and its slow path may be inlined too.
  */
 #ifndef __always_inline
 #define __always_inline		inline
 #endif
-
-#ifdef __cplusplus
-extern "C" {
+#ifndef __attribute_noinline__
+#define __attribute_noinline__
 #endif
 
 /* One line per CPU and row: the segment's slot size. */
@@ -118,7 +130,9 @@ struct pda_pool {
 	size_t rows;
 	size_t map_size;
 	int cpus;		/* possible CPUs */
-	int lock;
+	/* Line space above it has never held an object: still zero. */
+	size_t fresh;
+	pthread_mutex_t lock;	/* of the extents and fresh */
 	struct pda_pool_extents free;	/* free ranges, coalesced */
 	struct pda_pool_extents used;	/* objects, for free() and checks */
 };
@@ -196,6 +210,7 @@ static inline void pda_pool_destroy(struct pda_pool *pool)
 	if (!pool)
 		return;
 	munmap(pool->base, pool->map_size);
+	pthread_mutex_destroy(&pool->lock);
 	free(pool->free.e);
 	free(pool->used.e);
 	free(pool);
@@ -204,9 +219,11 @@ static inline void pda_pool_destroy(struct pda_pool *pool)
 /*
  * A pool of @size bytes of line space per CPU (rounded up to whole
  * lines), for every possible CPU: size / 64 rows of 64 x possible CPUs
- * bytes, mapped now and populated as they are touched.  Returns NULL with
- * errno EINVAL (@size 0), ENOMEM (too large for the address space, or no
- * memory), or ENOTSUP (the possible CPUs cannot be read).
+ * bytes, mapped now and populated as objects are first written (a new
+ * object's lines are zeroed only where an earlier object was).  Returns
+ * NULL with errno EINVAL (@size 0), ENOMEM (the rows would take more than
+ * half the address space, or no memory), or ENOTSUP (the possible CPUs
+ * cannot be read).
  */
 static inline struct pda_pool *pda_pool_create(size_t size)
 {
@@ -225,7 +242,11 @@ static inline struct pda_pool *pda_pool_create(size_t size)
 		return NULL;
 	}
 	rows = size / PDA_POOL_LINE + !!(size % PDA_POOL_LINE);
-	/* Beyond half the address space no mapping can succeed. */
+	/*
+	 * A limit, so that rows * stride cannot overflow: more than half
+	 * of a 64-bit address space would fail anyway, and on 32-bit it
+	 * leaves a little for the rest of the program.
+	 */
 	if (rows > (SIZE_MAX / 2) / ((size_t)cpus * PDA_POOL_LINE)) {
 		errno = ENOMEM;
 		return NULL;
@@ -255,6 +276,7 @@ static inline struct pda_pool *pda_pool_create(size_t size)
 		return NULL;
 	}
 	pool->base = map;
+	pthread_mutex_init(&pool->lock, NULL);
 	pda_mode();	/* decide it now, for every thread to agree */
 	return pool;
 }
@@ -263,13 +285,12 @@ static inline struct pda_pool *pda_pool_create(size_t size)
 
 static inline void pda_pool_lock(struct pda_pool *pool)
 {
-	while (__atomic_exchange_n(&pool->lock, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
+	pthread_mutex_lock(&pool->lock);
 }
 
 static inline void pda_pool_unlock(struct pda_pool *pool)
 {
-	__atomic_store_n(&pool->lock, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&pool->lock);
 }
 
 /* Index of the first extent of @x at or after offset @off. */
@@ -400,7 +421,12 @@ static inline void *pda_pool_alloc(struct pda_pool *pool, size_t size,
 		pda_pool_remove(&pool->free, i);
 	pda_pool_insert(&pool->used, pda_pool_find(&pool->used, start),
 			start, size);
-	pda_pool_zero(pool, start, size);
+	/* Past pool->fresh the mapping is still zero: leave it untouched. */
+	if (start < pool->fresh)
+		pda_pool_zero(pool, start, (start + size < pool->fresh ?
+					    start + size : pool->fresh) - start);
+	if (start + size > pool->fresh)
+		pool->fresh = start + size;
 	pda_pool_unlock(pool);
 	return pda_pool_handle(pool, start);
 }
@@ -500,8 +526,7 @@ enum pda_pool_op {
  * selector in %fs, in a process in PDA_MODE_SEGMENT (the checked ones
  * below make sure).  @op is a constant once inlined, so each call is
  * its one instruction.  The "memory" clobbers: the word reached is not
- * *p.  @p is never a symbol (pool memory is mapped), so on x86-64 the
- * operand is register-based, not RIP-relative.
+ * *p.
  */
 static __always_inline void
 pda_pool_rmw_u32_raw(enum pda_pool_op op, uint32_t *p, uint32_t v)
@@ -625,12 +650,13 @@ static inline unsigned long pda_pool_cmpxchg_ulong_raw(unsigned long *p,
 /*
  * Which way this thread updates a pool: PDA_POOL_SEGMENT when its %fs
  * holds the selector in a PDA_MODE_SEGMENT process (one compare, as
- * pda_add32()), loading the selector first if %fs is null;
- * PDA_POOL_ATOMIC in PDA_MODE_LOCKED; PDA_POOL_BUSY, with errno EBUSY,
- * when its %fs holds another selector in PDA_MODE_SEGMENT (a locked
- * update from it could race with the unlocked ones).
+ * pda_add32(), inline in every checked call), loading the selector first
+ * if %fs is null; PDA_POOL_ATOMIC in PDA_MODE_LOCKED; PDA_POOL_BUSY, with
+ * errno EBUSY, when its %fs holds another selector in PDA_MODE_SEGMENT (a
+ * locked update from it could race with the unlocked ones), or ENOTSUP
+ * when the selector cannot be loaded.  Out of line: it is the slow path.
  */
-static inline int pda_pool_path_slow(void)
+static __attribute_noinline__ int pda_pool_path_slow(void)
 {
 	switch (pda_seg_update_slow()) {
 	case 0:
@@ -642,13 +668,35 @@ static inline int pda_pool_path_slow(void)
 	}
 }
 
+/* For a read, which never races: the segment if it can, else atomics. */
+static __attribute_noinline__ int pda_pool_read_path_slow(void)
+{
+	int saved_errno = errno, path = pda_pool_path_slow();
+
+	if (path == PDA_POOL_BUSY) {
+		errno = saved_errno;
+		return PDA_POOL_ATOMIC;
+	}
+	return path;
+}
+
+/* %fs holds 0xeb and the process is in PDA_MODE_SEGMENT: one compare. */
+static inline int pda_pool_seg_ready(void)
+{
+	return __builtin_expect(pda_seg_key() ==
+				__atomic_load_n(&pda_process_mode,
+						__ATOMIC_RELAXED), 1);
+}
+
 static inline int pda_pool_path(void)
 {
-	if (__builtin_expect(pda_seg_key() ==
-			     __atomic_load_n(&pda_process_mode,
-					     __ATOMIC_RELAXED), 1))
-		return PDA_POOL_SEGMENT;
-	return pda_pool_path_slow();
+	return pda_pool_seg_ready() ? PDA_POOL_SEGMENT : pda_pool_path_slow();
+}
+
+static inline int pda_pool_read_path(void)
+{
+	return pda_pool_seg_ready() ? PDA_POOL_SEGMENT :
+				      pda_pool_read_path_slow();
 }
 
 #else /* no segment */
@@ -658,18 +706,20 @@ static inline int pda_pool_path(void)
 	return PDA_POOL_ATOMIC;
 }
 
-#endif /* PDA_HAVE_SEGMENT */
-
-/* For a read, which never races: the segment if it can, else atomics. */
 static inline int pda_pool_read_path(void)
 {
-	int saved_errno = errno, path = pda_pool_path();
+	return PDA_POOL_ATOMIC;
+}
 
-	if (path == PDA_POOL_BUSY) {
-		errno = saved_errno;
-		return PDA_POOL_ATOMIC;
-	}
-	return path;
+#endif /* PDA_HAVE_SEGMENT */
+
+/* A field's offset that is no multiple of its size: EINVAL. */
+static inline int pda_pool_bad_offset(size_t off, size_t size)
+{
+	if (!(off % size))
+		return 0;
+	errno = EINVAL;
+	return 1;
 }
 
 /* This CPU's copy of the field at @p (CPU 0's), for the atomic path. */
@@ -694,8 +744,11 @@ pda_pool_rmw_u32(struct pda_pool *pool, void *obj, size_t off,
 		 enum pda_pool_op op, uint32_t v)
 {
 	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path = pda_pool_path();
+	int path;
 
+	if (pda_pool_bad_offset(off, sizeof(*p)))
+		return -1;
+	path = pda_pool_path();
 #if PDA_HAVE_SEGMENT
 	if (path == PDA_POOL_SEGMENT) {
 		pda_pool_rmw_u32_raw(op, p, v);
@@ -730,8 +783,11 @@ pda_pool_rmw_ulong(struct pda_pool *pool, void *obj, size_t off,
 		   enum pda_pool_op op, unsigned long v)
 {
 	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path = pda_pool_path();
+	int path;
 
+	if (pda_pool_bad_offset(off, sizeof(*p)))
+		return -1;
+	path = pda_pool_path();
 #if PDA_HAVE_SEGMENT
 	if (path == PDA_POOL_SEGMENT) {
 		pda_pool_rmw_ulong_raw(op, p, v);
@@ -802,6 +858,8 @@ static inline uint32_t pda_pool_load_u32(struct pda_pool *pool, void *obj,
 {
 	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
 
+	if (pda_pool_bad_offset(off, sizeof(*p)))
+		return 0;
 #if PDA_HAVE_SEGMENT
 	if (pda_pool_read_path() == PDA_POOL_SEGMENT)
 		return pda_pool_load_u32_raw(p);
@@ -815,6 +873,8 @@ static inline unsigned long pda_pool_load_ulong(struct pda_pool *pool,
 {
 	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
 
+	if (pda_pool_bad_offset(off, sizeof(*p)))
+		return 0;
 #if PDA_HAVE_SEGMENT
 	if (pda_pool_read_path() == PDA_POOL_SEGMENT)
 		return pda_pool_load_ulong_raw(p);
@@ -828,8 +888,11 @@ static inline int pda_pool_xchg_u32(struct pda_pool *pool, void *obj,
 				    size_t off, uint32_t v, uint32_t *prev)
 {
 	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path = pda_pool_path();
+	int path;
 
+	if (pda_pool_bad_offset(off, sizeof(*p)))
+		return -1;
+	path = pda_pool_path();
 #if PDA_HAVE_SEGMENT
 	if (path == PDA_POOL_SEGMENT) {
 		*prev = pda_pool_xchg_u32_raw(p, v);
@@ -848,8 +911,11 @@ static inline int pda_pool_xchg_ulong(struct pda_pool *pool, void *obj,
 				      unsigned long *prev)
 {
 	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path = pda_pool_path();
+	int path;
 
+	if (pda_pool_bad_offset(off, sizeof(*p)))
+		return -1;
+	path = pda_pool_path();
 #if PDA_HAVE_SEGMENT
 	if (path == PDA_POOL_SEGMENT) {
 		*prev = pda_pool_xchg_ulong_raw(p, v);
@@ -869,8 +935,11 @@ static inline int pda_pool_cmpxchg_u32(struct pda_pool *pool, void *obj,
 				       uint32_t *prev)
 {
 	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path = pda_pool_path();
+	int path;
 
+	if (pda_pool_bad_offset(off, sizeof(*p)))
+		return -1;
+	path = pda_pool_path();
 #if PDA_HAVE_SEGMENT
 	if (path == PDA_POOL_SEGMENT) {
 		*prev = pda_pool_cmpxchg_u32_raw(p, old, v);
@@ -891,8 +960,11 @@ static inline int pda_pool_cmpxchg_ulong(struct pda_pool *pool, void *obj,
 					 unsigned long v, unsigned long *prev)
 {
 	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path = pda_pool_path();
+	int path;
 
+	if (pda_pool_bad_offset(off, sizeof(*p)))
+		return -1;
+	path = pda_pool_path();
 #if PDA_HAVE_SEGMENT
 	if (path == PDA_POOL_SEGMENT) {
 		*prev = pda_pool_cmpxchg_ulong_raw(p, old, v);
@@ -908,13 +980,20 @@ static inline int pda_pool_cmpxchg_ulong(struct pda_pool *pool, void *obj,
 	return 0;
 }
 
-/* The field summed over every possible CPU's copy. */
-static inline uint64_t pda_pool_sum_u32(struct pda_pool *pool, void *obj,
+/*
+ * The field summed over every possible CPU's copy, in the field's own
+ * width: the copies wrap (a dec on one CPU and an inc on another sum to
+ * 0), so a wider sum would be wrong.  0 and errno EINVAL for a misaligned
+ * @off.  The copies are read one by one, while others may update them.
+ */
+static inline uint32_t pda_pool_sum_u32(struct pda_pool *pool, void *obj,
 					size_t off)
 {
-	uint64_t sum = 0;
+	uint32_t sum = 0;
 	int cpu;
 
+	if (pda_pool_bad_offset(off, sizeof(sum)))
+		return 0;
 	for (cpu = 0; cpu < pool->cpus; cpu++)
 		sum += __atomic_load_n((uint32_t *)pda_pool_cpu_ptr(pool, obj,
 								    off, cpu),
@@ -922,21 +1001,19 @@ static inline uint64_t pda_pool_sum_u32(struct pda_pool *pool, void *obj,
 	return sum;
 }
 
-static inline uint64_t pda_pool_sum_ulong(struct pda_pool *pool, void *obj,
-					  size_t off)
+static inline unsigned long pda_pool_sum_ulong(struct pda_pool *pool,
+					       void *obj, size_t off)
 {
-	uint64_t sum = 0;
+	unsigned long sum = 0;
 	int cpu;
 
+	if (pda_pool_bad_offset(off, sizeof(sum)))
+		return 0;
 	for (cpu = 0; cpu < pool->cpus; cpu++)
 		sum += __atomic_load_n((unsigned long *)
 				       pda_pool_cpu_ptr(pool, obj, off, cpu),
 				       __ATOMIC_RELAXED);
 	return sum;
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* TOOLS_LIB_PDA_PDA_POOL_H */

@@ -1,0 +1,326 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make bench, the per-CPU pool (tools/lib/pda/pda_pool.h): what one
+update of a per-CPU object of 1, 16 and 256 counters costs through the
+segment, through the pool's checked call, in an rseq critical section
+per counter, as an atomic add on one shared struct, and as a plain add
+on a per-thread struct; and the pool memory one object takes.
+
+Guest: tests/bench/pool_bench (static; on x86_64 its 64-bit and its
+32-bit build) on make bench's PDA kernels, booted RUNS times under
+-icount as bench.py boots; every row of every boot must agree.  Host:
+segbench's pool.* rows natively (core cycles; on a kernel without the
+segment through segbench's emulation of it), each x86 build that runs
+here.  Writes results/pool.json, a section of results/REPORT.md and the
+README's pool headline.
+"""
+
+import json
+import time
+
+from . import benchlib, guest, hostcaps
+from .arches import HOST, HOST_32
+from .benchlib import RUNS, fmt, table
+from .guestout import PREFIX, parse_bench_lines
+from .ktap import test_blocks
+from .paths import BUILD, LOGS
+from .progress import Phase, fail, reset_log, run
+from .targets import TARGETS
+
+ORDER = tuple(n for n, t in TARGETS.items() if t.pool_bench)
+PROGRAM = "pool_bench"
+COMPAT = "pool_bench_32"
+BENCH_PREFIX = "pool-bench: "
+DEPS = ("tools/lib/pda/pda.h", "tools/lib/pda/pda_pool.h",
+        "tests/bench/rseq_add.h")
+COUNTERS = (1, 16, 256)
+KINDS = [
+    ("seg", "the pool's raw add, one `addl $1, %fs:disp(%reg)` per counter "
+     "(`%gs` in 64-bit programs)"),
+    ("checked", "`pda_pool_inc_u32()`: the process's mode tested, then the "
+     "segment, or an atomic add on the copy of the CPU `pda_cpu()` names"),
+    ("rseq", "an rseq critical section per counter on the same copies, "
+     "librseq's way (`tests/bench/rseq_add.h`)"),
+    ("shared", "an atomic add per counter of one struct for every thread"),
+    ("thread", "a plain add per counter of a per-thread struct: the floor, "
+     "which only a sum over every thread can read"),
+]
+STATE = BUILD / "pool-state.json"
+SECTION_BEGIN = "<!-- pool:begin: written by `make bench` (poolbench.py) -->"
+SECTION_END = "<!-- pool:end -->"
+README_BEGIN = "<!-- pool-headline:begin: written by `make bench` " \
+    "from results/pool.json; do not edit by hand -->"
+README_END = "<!-- pool-headline:end -->"
+
+
+def parse(lines):
+    """pool_bench's lines -> {"ops": {op: row}, "info": {...}}."""
+    rows = parse_bench_lines([PREFIX + ln[len(BENCH_PREFIX):]
+                              for ln in lines if ln.startswith(BENCH_PREFIX)])
+    return {"ops": rows["ops"], "info": rows["info"],
+            "failed": rows["failed"]}
+
+
+def programs_of(target):
+    if target.user_arch_64:
+        return [(PROGRAM, target.user_arch_64), (COMPAT, target.user_arch)]
+    return [(PROGRAM, target.user_arch)]
+
+
+def initramfs(target, tree):
+    arch0 = target.user_arch_64 or target.user_arch
+    out = BUILD / f"poolbench-user-{arch0.name}"
+    log = reset_log(LOGS / "poolbench" / f"user-{arch0.name}.log")
+    with Phase("pool", f"initramfs ({arch0.name})", log):
+        fs = benchlib.initramfs(arch0, tree, out, log)
+        for name, arch in programs_of(target):
+            exe = guest.build_bench_program(PROGRAM, arch, out / arch.name,
+                                            log, deps=DEPS)
+            fs.add_test(name, guest.stripped(exe, arch, log))
+        return benchlib.write_initramfs(
+            fs, tree, BUILD / f"poolbench-{arch0.name}.cpio", log)
+
+
+def check(res, arch):
+    """What makes a program's parsed figures unusable: [] if nothing.
+    They must be whole, instruction counts, and have taken the path the
+    arch record says the pool takes on a PDA kernel."""
+    bad = list(res["failed"])
+    want = {f"{k}.{c}" for k, _ in KINDS for c in COUNTERS}
+    bad += [f"{op}: missing" for op in sorted(want - set(res["ops"]))]
+    method = res["info"].get("method")
+    if method != arch.pool_method:
+        bad.append(f"the pool's method is {method}, not {arch.pool_method}")
+    # The segment's rows are n/a exactly where the pool does not take it.
+    for op, row in sorted(res["ops"].items()):
+        seg = op.startswith("seg.")
+        if "na" in row and not (seg and method != "segment"):
+            bad.append(f"{op}: not measured: {row['na']}")
+        elif "na" not in row and seg and method != "segment":
+            bad.append(f"{op}: measured without the segment")
+        elif "na" not in row and row.get("unit") != "insns":
+            bad.append(f"{op}: not instruction counts ({row.get('unit')})")
+    return bad
+
+
+def boot_once(target, label, bdir, cpio, n):
+    console = LOGS / label / f"poolbench-{n}.console.log"
+    blocks = test_blocks(benchlib.icount_boot(
+        target, label, bdir, cpio, console, f"pool bench boot {n}/{RUNS}"))
+    res = {}
+    for name, arch in programs_of(target):
+        res[name] = parse(blocks.get(name, []))
+        bad = check(res[name], arch)
+        if bad:
+            fail(f"[{label}] {name}: {'; '.join(bad)}", console)
+    return res
+
+
+def differences(runs):
+    """(program, row) figures not the same in every boot, as messages."""
+    keys = sorted({(prog, op) for r in runs for prog in r
+                   for op in r[prog]["ops"]})
+    keys += sorted({(prog, "info") for r in runs for prog in r})
+    return [f"{prog} {op}" for prog, op in keys
+            if any(_get(r, prog, op) != _get(runs[0], prog, op)
+                   for r in runs)]
+
+
+def _get(res, prog, op):
+    p = res.get(prog, {})
+    return p.get("info") if op == "info" else p.get("ops", {}).get(op)
+
+
+def host(arches):
+    """segbench's pool rows natively: {build: {op: row in cycles}}."""
+    log = reset_log(LOGS / "poolbench" / "host.log")
+    out, machine = {}, None
+    with Phase("host", "segbench pool.* natively (cycles)", log):
+        for arch in arches:
+            seg = guest.build_segbench(arch, BUILD / "poolbench-host" /
+                                       arch.name, log)
+            res = BUILD / "poolbench-host" / f"{arch.name}.json"
+            run([seg, "--filter", "pool.*", "--json", "-o", res], log,
+                what=f"segbench pool.* ({arch.name})")
+            data = json.loads(res.read_text())
+            machine = machine or data["machine"]
+            rows = {}
+            for r in data["results"]:
+                op = r["name"][len("pool."):]
+                if r["status"] != "ok":
+                    rows[op] = {"na": r.get("note", "")}
+                    continue
+                if r.get("exact") is not True:
+                    fail(f"segbench {r['name']} ({arch.name}): the counters "
+                         "are not exact", log)
+                rows[op] = {"min": r["min_cycles"],
+                            "median": r["median_cycles"],
+                            "emulated": r.get("emulated", False),
+                            "note": r.get("note", "")}
+            out[arch.name] = rows
+    return {"machine": machine, "builds": out}
+
+
+def measure(pristine, tree, unverified, timings, names):
+    """make bench's PDA kernels of @names, and segbench on the host."""
+    started = time.monotonic()
+    results = benchlib.pda_kernel_boots(
+        names, pristine, tree, unverified, timings, "pool bench boot",
+        initramfs, boot_once, differences, "poolbench-*.console.log")
+    start = time.monotonic()
+    native = host((HOST,) + ((HOST_32,) if hostcaps.i386()[0] else ()))
+    timings.append(("host", "segbench pool", time.monotonic() - start))
+    state = {"guests": results, "host": native, "runs": RUNS,
+             "minutes": (time.monotonic() - started) / 60}
+    STATE.write_text(json.dumps(state, indent=1))
+    return state
+
+
+# ------------------------------------------------------------ report
+
+def label(target, prog):
+    return target + (" (32-bit program)" if prog == COMPAT else
+                     " (64-bit program)" if TARGETS[target].user_arch_64
+                     else "")
+
+
+def cell(row):
+    return "n/a" if row is None or "na" in row else \
+        f"{fmt(row['min'])} / {fmt(row['median'])}"
+
+
+def speedup(rows, slow, fast):
+    """slow / fast, medians, or None."""
+    a, b = rows.get(slow), rows.get(fast)
+    if not a or not b or "na" in a or "na" in b or b["median"] <= 0:
+        return None
+    return a["median"] / b["median"]
+
+
+def times(x):
+    return "n/a" if x is None else f"{x:.1f}×"
+
+
+def best(rows, c):
+    """The pool's own way at @c counters: the raw segment add where there
+    is one, else the checked call."""
+    seg = rows.get(f"seg.{c}")
+    return f"seg.{c}" if seg and "na" not in seg else f"checked.{c}"
+
+
+def guest_table(state):
+    out = []
+    for target, progs in state["guests"].items():
+        for prog, res in progs.items():
+            rows = res["ops"]
+            out.append([label(target, prog), res["info"].get("method")] +
+                       [cell(rows.get(f"{k}.{c}")) for c in COUNTERS
+                        for k, _ in KINDS] +
+                       [times(speedup(rows, f"rseq.{c}", best(rows, c)))
+                        for c in COUNTERS])
+    head = ["target", "method"] + [f"`{k}.{c}`" for c in COUNTERS
+                                   for k, _ in KINDS] + \
+        [f"rseq / pool, {c}" for c in COUNTERS]
+    return table(head, out)
+
+
+def memory_table(state):
+    out = []
+    for target, progs in state["guests"].items():
+        for prog, res in progs.items():
+            info = res["info"]
+            out.append([label(target, prog), info.get("possible_cpus")] +
+                       [info.get(f"mem.{c}") for c in COUNTERS])
+    return table(["target", "possible CPUs"] +
+                 [f"bytes per object of {c} counters" for c in COUNTERS], out)
+
+
+def host_table(state):
+    out = []
+    for arch, rows in state["host"]["builds"].items():
+        out.append([arch] + [cell(rows.get(f"{k}.{c}")) for c in COUNTERS
+                             for k, _ in KINDS])
+    return table(["build"] + [f"`{k}.{c}`" for c in COUNTERS
+                              for k, _ in KINDS], out)
+
+
+def section(state, repo=None):
+    m = state["host"]["machine"] or {}
+    return "\n".join([
+        SECTION_BEGIN,
+        "## Per-CPU objects: the pool on the segment against rseq",
+        "",
+        "One update of a per-CPU object of `tools/lib/pda/pda_pool.h`, a "
+        "struct of 1, 16 or 256 32-bit counters, adding 1 to every counter "
+        "(the 256-counter struct spans 16 lines, a stride apart), one thread "
+        "pinned to CPU 0, **min / median** of 7 repetitions after a "
+        "warm-up. Ways: " + "; ".join(f"`{k}`: {w}" for k, w in KINDS) +
+        ". Every row checks each counter's sum.",
+        "",
+        f"### In the guests (instructions per update, `qemu -icount "
+        f"shift=0`, make bench's PDA kernels, {state['runs']} boots "
+        "identical)", "",
+        "Each figure is (the loop with the adds − the same loop with an "
+        "empty asm per add) / 2000 updates, so loop and address "
+        "arithmetic that the empty loop drops count as the update's. ARM "
+        "kernels boot one CPU here (`-icount` and ARM spin-waits).", "",
+        guest_table(state), "",
+        "Pool memory per object, over all CPUs (the line space 1000 objects "
+        "of a fresh pool take, times the possible CPUs): a pool has a line "
+        "per possible CPU in each row, and small objects share lines.", "",
+        memory_table(state), "",
+        "### On the host (core cycles per update, native, segbench's "
+        "`pool.*` rows)", "",
+        f"{m.get('cpu_model', '?')} ({m.get('cpu_id', '?')}), kernel "
+        f"{m.get('kernel', '?')}, {m.get('virt', '?')}. The host kernel has "
+        "no segment: `seg` runs on segbench's emulation of it (a "
+        "descriptor per CPU, chosen for the pinned thread: the same "
+        "instruction and base), and `checked` takes the pool's atomic "
+        "path.", "",
+        host_table(state), "",
+        f"This part took {state['minutes']:.1f} min. Raw rows: "
+        "`results/pool.json`.",
+        SECTION_END])
+
+
+def readme_section(state):
+    rows = []
+    for target, progs in state["guests"].items():
+        for prog, res in progs.items():
+            r = res["ops"]
+            rows.append([label(target, prog), res["info"].get("method")] +
+                        [f"{fmt(r[best(r, c)]['median'])} vs "
+                         f"{fmt(r[f'rseq.{c}']['median'])} "
+                         f"({times(speedup(r, f'rseq.{c}', best(r, c)))})"
+                         for c in COUNTERS])
+    return "\n".join([
+        README_BEGIN,
+        "### Per-CPU objects: the pool against rseq (`make bench`)", "",
+        "Guest instructions per update of a per-CPU struct of 1, 16 and 256 "
+        "counters (every counter +1; median of 7, `qemu -icount`, make "
+        "bench's PDA kernels, two boots identical): the pool's own way (the "
+        "raw segment add where the segment is, else `pda_pool_inc_u32()`'s "
+        "atomics) against an rseq critical section per counter on the same "
+        "copies. Every way, the host's cycles and the memory per object: "
+        "`results/REPORT.md`.", "",
+        table(["target", "pool method"] +
+              [f"{c} counter{'s' if c > 1 else ''}: pool vs rseq"
+               for c in COUNTERS], rows),
+        "", README_END])
+
+
+def state_from_results(repo):
+    return benchlib.read_results_json(repo, "pool.json", ORDER)
+
+
+def write(repo, state, readme):
+    written = [benchlib.write_results_json(
+        repo, "pool.json", {k: v for k, v in state.items() if k != "minutes"})]
+    if readme:
+        written.append(benchlib.replace_readme(
+            repo, (README_BEGIN, README_END), readme_section(state)))
+    return written
+
+
+PART = benchlib.BenchPart(
+    name="pool", key="pool", targets=ORDER, measure=measure,
+    write=write, section=section, markers=(SECTION_BEGIN, SECTION_END))

@@ -275,7 +275,14 @@ def section(state, repo=None):
         "no segment: `seg` runs on segbench's emulation of it (a "
         "descriptor per CPU, chosen for the pinned thread: the same "
         "instruction and base), and `checked` takes the pool's atomic "
-        "path.", "",
+        "path. segbench subtracts its empty loop, so an add that overlaps "
+        "the loop's own work shows under a cycle (`seg.1`, `thread.1`); "
+        "the 16- and 256-counter rows show the adds' throughput. On AMD "
+        "hosts a 32-bit program's access through a non-zero segment base "
+        "costs more: segbench's record of an AMD EPYC (family 25, "
+        "`results/host-amd-epyc-f25m17.md`) has `inc.fs_slot.1t`, the same "
+        "instruction on a per-CPU slot, at 7.1 cycles (median) against 1.9 "
+        "for `inc.rseq.1t`.", "",
         host_table(state), "",
         f"This part took {state['minutes']:.1f} min. Raw rows: "
         "`results/pool.json`.",
@@ -300,8 +307,11 @@ def readme_section(state):
         "bench's PDA kernels, two boots identical): the pool's own way (the "
         "raw segment add where the segment is, else `pda_pool_inc_u32()`'s "
         "atomics) against an rseq critical section per counter on the same "
-        "copies. Every way, the host's cycles and the memory per object: "
-        "`results/REPORT.md`.", "",
+        "copies. In parentheses, rseq's figure over the pool's: above 1 "
+        "the pool is ahead. Without the segment (ARM, arm64) the pool "
+        "falls back to atomics on the copy of the CPU `pda_cpu()` names, "
+        "which costs more than rseq's critical section. Every way, the "
+        "host's cycles and the memory per object: `results/REPORT.md`.", "",
         table(["target", "pool method"] +
               [f"{c} counter{'s' if c > 1 else ''}: pool vs rseq"
                for c in COUNTERS], rows),

@@ -54,10 +54,14 @@
  * the other threads of this CPU, which are the only ones that reach this
  * CPU's copy that way; xchg is the one x86 always locks.  The checked
  * calls test the mode first (a compare and a branch; the rest is out of
- * line).  @off must be a multiple of the field's size (else EINVAL: the
- * field could cross into the next CPU's line; a compile-time error when
- * the offset is a constant) and lie inside the object (not checked), and
- * the object must have been allocated with the field's alignment.  The
+ * line).  Code that updates many fields at once can test once, with
+ * pda_pool_path() == PDA_POOL_SEGMENT, and then use the raw accessors
+ * (pda_pool_add_u32_raw() and the rest, on pda_pool_field()'s address;
+ * x86 only), each its one instruction.  @off must be a multiple of the
+ * field's size (else EINVAL: the field could cross into the next CPU's
+ * line; a compile-time error when the offset is a constant) and lie
+ * inside the object (not checked), and the object must have been
+ * allocated with the field's alignment.  The
  * updates return 0, or -1 with errno EINVAL, or EBUSY when the process is
  * in PDA_MODE_SEGMENT and this thread's %fs holds another selector
  * (nothing is changed: a locked update from it could race with the

@@ -7,29 +7,36 @@
  * one thread pinned to CPU 0:
  *
  *	seg.N		the pool's raw add: one "addl $1, %fs:disp(%reg)"
- *			per counter (%gs in 64-bit programs); x86 with the
+ *			per counter (%gs in 64-bit programs), the thread's
+ *			path tested once before the loop; x86 with the
  *			segment only
- *	checked.N	pda_pool_inc_u32(): the process's mode tested, then
- *			the segment, or an atomic add on the copy of the CPU
- *			pda_cpu() names (ARM, arm64)
+ *	tested.N	the same, with pda_pool_path() tested once per update,
+ *			as pda_pool.h advises for many fields at once
+ *	checked.N	pda_pool_inc_u32() per counter: the process's mode
+ *			tested each time, then the segment, or an atomic add
+ *			on the copy of the CPU pda_cpu() names (ARM, arm64)
  *	rseq.N		an rseq critical section per counter on the same
- *			copies (rseq_add.h), librseq's way
+ *			copies, indexed by cpu_id (rseq_add.h)
  *	shared.N	an atomic add per counter of one struct for everybody
- *	thread.N	a plain add per counter of a per-thread struct: the
- *			floor, which only a sum over every thread can read
+ *	thread.N	a plain (volatile) add per counter of a per-thread
+ *			struct: the floor in cycles, though under -icount a
+ *			load, add and store count 3 and a locked add 1
  *
  * Booted under "qemu -icount shift=0" ("pda.icount" on the kernel command
  * line) the clock counts instructions (pda_bench.c says how), so each
  * figure is instructions per update: (the loop with the adds - the same
- * loop of updates with nothing in them) / iterations, REPS times after a
- * warm-up, so the address arithmetic of an update's lines counts as the
- * update's.  Every row checks its counters' sums.
+ * loop of updates with nothing in them, 2 instructions each) / iterations,
+ * REPS times after a warm-up, so an update's own loop over its lines and
+ * their address arithmetic count as the update's.  Every row checks that
+ * each counter holds exactly its adds, in CPU 0's copy (the thread is
+ * pinned there), and that no other copy or counter moved.
  *
  * Output, parsed by the harness:
  *
  *	pool-bench: OP min=X median=Y reps=R iters=N unit=insns|tsc|ns
  *	pool-bench: OP n/a REASON
- *	pool-bench: info KEY=VALUE
+ *	pool-bench: OP FAILED WHY		(setup FAILED: before any row)
+ *	pool-bench: info KEY=VALUE		(the last: done=1)
  *
  * The info lines: the pool's method, possible CPUs, and mem.N, the bytes
  * of pool memory one object takes over all CPUs (measured: the line space
@@ -57,11 +64,24 @@
 #define MAX_COUNTERS	256
 #define MEM_OBJECTS	1000
 
-enum kind { K_NONE, K_SEG, K_CHECKED, K_RSEQ, K_SHARED, K_THREAD };
+enum kind {
+	K_NONE, K_SEG, K_TESTED, K_CHECKED, K_RSEQ, K_SHARED, K_THREAD
+};
 
 static const char * const kind_name[] = {
-	[K_SEG] = "seg", [K_CHECKED] = "checked", [K_RSEQ] = "rseq",
-	[K_SHARED] = "shared", [K_THREAD] = "thread",
+	[K_SEG] = "seg", [K_TESTED] = "tested", [K_CHECKED] = "checked",
+	[K_RSEQ] = "rseq", [K_SHARED] = "shared", [K_THREAD] = "thread",
+};
+
+/*
+ * What the loops use, passed by value so that it stays in registers: the
+ * adds' "memory" clobbers would make the compiler reload globals.
+ */
+struct ctx {
+	struct pda_pool *pool;
+	uint32_t *obj;
+	size_t stride;
+	struct rseq *rs;
 };
 
 static const char *unit = "insns";
@@ -73,23 +93,28 @@ static __thread uint32_t mine[MAX_COUNTERS] __attribute__((aligned(64)));
 static unsigned long aborts;
 static int failed;
 
-/* Counter @w of line @l, each way; @p is CPU 0's copy of line @l. */
+/*
+ * Counter @w of line @l, each way; @p is CPU 0's copy of line @l.  K_SEG
+ * and K_TESTED (after its test) take the raw add.
+ */
 static inline __attribute__((always_inline)) void
-inc_one(enum kind kind, uint32_t *p, unsigned int l, unsigned int w)
+inc_one(enum kind kind, struct ctx c, uint32_t *p, unsigned int l,
+	unsigned int w)
 {
 	switch (kind) {
 	case K_NONE:
 		break;
 #if PDA_HAVE_SEGMENT
 	case K_SEG:
+	case K_TESTED:
 		pda_pool_add_u32_raw(p + w, 1);
 		break;
 #endif
 	case K_CHECKED:
-		pda_pool_inc_u32(pool, obj, (l * LINE_WORDS + w) * 4);
+		pda_pool_inc_u32(c.pool, c.obj, (l * LINE_WORDS + w) * 4);
 		break;
 	case K_RSEQ:
-		while (rseq_add32(rs, p + w, 1))
+		while (rseq_add32(c.rs, p + w, 1))
 			aborts++;
 		break;
 	case K_SHARED:
@@ -110,7 +135,7 @@ inc_one(enum kind kind, uint32_t *p, unsigned int l, unsigned int w)
  * each add is its own code, not a dispatch.
  */
 static inline __attribute__((always_inline)) void
-run(enum kind kind, unsigned int counters, unsigned long n)
+run(enum kind kind, struct ctx c, unsigned int counters, unsigned long n)
 {
 	unsigned int per_line = counters < LINE_WORDS ? counters : LINE_WORDS;
 	unsigned long i;
@@ -119,13 +144,18 @@ run(enum kind kind, unsigned int counters, unsigned long n)
 	for (i = 0; i < n; i++) {
 		/* Keeps the empty loop (K_NONE), as every loop has it. */
 		__asm__ __volatile__ ("" : : : "memory");
+		/* The pool's own advice: test once, then the raw adds. */
+		if (kind == K_TESTED && pda_pool_path() != PDA_POOL_SEGMENT) {
+			failed = 1;
+			return;
+		}
 		for (l = 0; l * LINE_WORDS < counters; l++) {
-			uint32_t *p = (uint32_t *)((unsigned char *)obj +
-						   l * pool->stride);
+			uint32_t *p = (uint32_t *)((unsigned char *)c.obj +
+						   l * c.stride);
 
 			_Pragma("GCC unroll 16")
 			for (w = 0; w < per_line; w++)
-				inc_one(kind, p, l, w);
+				inc_one(kind, c, p, l, w);
 		}
 	}
 }
@@ -133,20 +163,23 @@ run(enum kind kind, unsigned int counters, unsigned long n)
 #define RUN_COUNTERS(k)							\
 	case k:								\
 		if (counters == 1)					\
-			run(k, 1, n);					\
+			run(k, c, 1, n);				\
 		else if (counters == 16)				\
-			run(k, 16, n);					\
+			run(k, c, 16, n);				\
 		else							\
-			run(k, 256, n);					\
+			run(k, c, 256, n);				\
 		break
 
 static void __attribute__((noinline))
 run_kind(enum kind kind, unsigned int counters, unsigned long n)
 {
+	struct ctx c = { pool, obj, pool->stride, rs };
+
 	switch (kind) {
 	RUN_COUNTERS(K_NONE);
 #if PDA_HAVE_SEGMENT
 	RUN_COUNTERS(K_SEG);
+	RUN_COUNTERS(K_TESTED);
 #endif
 	RUN_COUNTERS(K_CHECKED);
 	RUN_COUNTERS(K_RSEQ);
@@ -172,17 +205,27 @@ static void reset(void)
 }
 
 /* Each of the @counters counters sums to @want, each way. */
-static int exact(enum kind kind, unsigned int counters, uint64_t want)
+/*
+ * Each of the @counters counters is @want, and the others 0: for the pool,
+ * in CPU 0's copy, where the thread is pinned, and 0 in every other.
+ */
+static int exact(enum kind kind, unsigned int counters, uint32_t want)
 {
 	unsigned int i;
+	int cpu;
 
-	for (i = 0; i < counters; i++) {
-		uint64_t sum = kind == K_SHARED ? shared[i] :
-			       kind == K_THREAD ? mine[i] :
-			       pda_pool_sum_u32(pool, obj, i * 4);
+	for (i = 0; i < MAX_COUNTERS; i++) {
+		uint32_t v = i < counters ? want : 0;
 
-		if (sum != want)
-			return 0;
+		if (kind == K_SHARED || kind == K_THREAD) {
+			if ((kind == K_SHARED ? shared[i] : mine[i]) != v)
+				return 0;
+			continue;
+		}
+		for (cpu = 0; cpu < pda_pool_cpus(pool); cpu++)
+			if (*(uint32_t *)pda_pool_cpu_ptr(pool, obj, i * 4, cpu) !=
+			    (cpu ? 0 : v))
+				return 0;
 	}
 	return 1;
 }
@@ -205,7 +248,7 @@ static void bench(enum kind kind, unsigned int counters)
 		if (r >= 0)
 			cost[r] = (int64_t)(t1 - t0) - (int64_t)(t2 - t1);
 	}
-	if (!exact(kind, counters, (uint64_t)ITERS * (REPS + 1))) {
+	if (!exact(kind, counters, ITERS * (REPS + 1))) {
 		printf("pool-bench: %s FAILED the counters are not exact\n", op);
 		failed = 1;
 		return;
@@ -243,8 +286,11 @@ static void pin0(void)
 
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		printf("pool-bench: info pin=failed\n");
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		printf("pool-bench: setup FAILED pinning to CPU 0: %s\n",
+		       strerror(errno));
+		exit(1);
+	}
 }
 
 int main(void)
@@ -259,13 +305,14 @@ int main(void)
 	pool = pda_pool_create(MAX_COUNTERS * 4);
 	obj = pool ? pda_pool_alloc(pool, MAX_COUNTERS * 4, 64) : NULL;
 	if (!obj) {
-		printf("pool-bench: FAILED no pool: %s\n", strerror(errno));
+		printf("pool-bench: setup FAILED no pool: %s\n",
+		       strerror(errno));
 		return 1;
 	}
 	pin0();
 	/* The raw adds need the selector in %fs: the checked calls load it. */
 	if (pda_pool_method() == PDA_POOL_SEGMENT && pda_init_thread()) {
-		printf("pool-bench: FAILED no segment in %%fs: %s\n",
+		printf("pool-bench: setup FAILED no segment in %%fs: %s\n",
 		       strerror(errno));
 		return 1;
 	}
@@ -282,7 +329,7 @@ int main(void)
 
 			snprintf(op, sizeof(op), "%s.%u", kind_name[kind],
 				 sizes[s]);
-			if (kind == K_SEG &&
+			if ((kind == K_SEG || kind == K_TESTED) &&
 			    pda_pool_method() != PDA_POOL_SEGMENT)
 				printf("pool-bench: %s n/a no segment\n", op);
 			else if (kind == K_RSEQ && !rs)
@@ -292,5 +339,6 @@ int main(void)
 				bench(kind, sizes[s]);
 		}
 	printf("pool-bench: info rseq_aborts=%lu\n", aborts);
+	printf("pool-bench: info done=%d\n", !failed);
 	return failed;
 }

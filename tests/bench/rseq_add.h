@@ -4,9 +4,10 @@
  * one 64-byte line per CPU (CPU c's copy at @p0 + c * 64: a pda_slot
  * array, or a field of a tools/lib/pda/pda_pool.h object), in one rseq
  * critical section on glibc's registration: read cpu_id, compute the
- * copy, load, add, and commit with the store.  The shape of librseq's
- * rseq_load_add_store__ptr(), for the benchmarks to compare the segment
- * with.  Returns 0, or 1 if the kernel aborted the section (preemption,
+ * copy, load, add, and commit with the store: an add indexed by cpu_id
+ * inside the section (librseq's rseq_load_add_store__ptr() reads the CPU
+ * before it and compares inside, an instruction or two more), for the
+ * benchmarks to compare the segment with.  Returns 0, or 1 if the kernel aborted the section (preemption,
  * migration or a signal inside it): the caller retries.
  *
  * @rs: the thread's struct rseq (cpu_methods.h's rseq_area()).  The
@@ -34,7 +35,7 @@ static inline int rseq_add32(struct rseq *rs, uint32_t *p0, uint32_t v)
 		      "addl %[v], (%[p0], %%eax)\n"	/* the commit */
 		      "2:\n\t"
 		      ".pushsection __rseq_failure, \"ax\"\n\t"
-		      ".byte 0x0f, 0xb9, 0x3d\n\t"	/* ud1 <sig>(%rip), %edi */
+		      ".byte 0x0f, 0xb9, 0x3d\n\t"	/* ud1 <sig>, %edi */
 		      ".long %c[sig]\n"
 		      "4:\n\t"
 		      "jmp %l[abort]\n\t"

@@ -13,8 +13,8 @@
  *                  locked add on the copy of the CPU pda_cpu() names (the
  *                  note says which)
  *  pool.rseq.N     an rseq critical section per counter on the same
- *                  copies, as librseq's per-CPU pool updates one: read
- *                  cpu_id, add to that CPU's copy, commit with the store
+ *                  copies (incr.h's): read cpu_id, add to that CPU's
+ *                  copy, commit with the store
  *  pool.shared.N   a lock xadd per counter of one struct for everybody
  *  pool.thread.N   a plain add per counter of a per-thread struct: the
  *                  floor, which only a sum over every thread can read

@@ -53,7 +53,8 @@
  * is one instruction through the segment: an unlocked one, atomic against
  * the other threads of this CPU, which are the only ones that reach this
  * CPU's copy that way; xchg is the one x86 always locks.  The checked
- * calls test the mode first (a compare and a branch; the rest is out of
+ * calls test the thread's path first, inline (on x86 six instructions:
+ * read the selector, compare it with the mode, branch; the rest is out of
  * line).  Code that updates many fields at once can test once, with
  * pda_pool_path() == PDA_POOL_SEGMENT, and then use the raw accessors
  * (pda_pool_add_u32_raw() and the rest, on pda_pool_field()'s address;
@@ -739,7 +740,8 @@ static inline void *pda_pool_this_cpu(const struct pda_pool *pool, void *p)
 
 /*
  * The checked accessors, for the field at byte offset @off of @obj:
- * through the segment (a compare and a branch, then the raw instruction)
+ * through the segment (the inline test of pda_pool_path(), then the raw
+ * instruction)
  * or with atomics, as pda_pool_path() says.  The updates return 0, or -1
  * with errno EBUSY; loads and sums never fail.
  */

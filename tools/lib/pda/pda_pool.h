@@ -741,9 +741,10 @@ static inline void *pda_pool_this_cpu(const struct pda_pool *pool, void *p)
 /*
  * The checked accessors, for the field at byte offset @off of @obj:
  * through the segment (the inline test of pda_pool_path(), then the raw
- * instruction)
- * or with atomics, as pda_pool_path() says.  The updates return 0, or -1
- * with errno EBUSY; loads and sums never fail.
+ * instruction) or with atomics, as pda_pool_path() says.  The updates
+ * return 0, or -1 with errno EINVAL (a misaligned @off), EBUSY or ENOTSUP
+ * (the header's comment says when); loads and sums fail only on a
+ * misaligned @off (0, errno EINVAL).
  */
 static __always_inline int
 pda_pool_rmw_u32(struct pda_pool *pool, void *obj, size_t off,

@@ -130,7 +130,7 @@ _X86 = dict(family="x86", cc="gcc", cross="", machine="pc",
 _ARM = dict(family="arm", console="ttyAMA0",
             distro_options=("PCI_HOST_GENERIC=y", "RTC_DRV_PL031=y"),
             no_kvm="host is x86; no KVM for ARM guests", icount_args="",
-            preload_method="getcpu_cache", pool_method="atomic",
+            preload_method="getcpu_cache", pool_method="rseq",
             x86_selftests=False)
 # make randconfigs' options of both x86 builds.
 _X86_RANDCONFIG = ("HYPERVISOR_GUEST", "PARAVIRT", "XEN", "VIRTUALIZATION",

@@ -31,27 +31,34 @@ PROGRAM = "pool_bench"
 COMPAT = "pool_bench_32"
 BENCH_PREFIX = "pool-bench: "
 DEPS = ("tools/lib/pda/pda.h", "tools/lib/pda/pda_pool.h",
-        "tests/bench/rseq_add.h")
+        "tools/lib/pda/pda_rseq.h")
 COUNTERS = (1, 16, 256)
 KINDS = [
     ("seg", "the pool's raw add, one `addl $1, %fs:disp(%reg)` per counter "
      "(`%gs` in 64-bit programs), the thread's path tested once before the "
      "loop"),
-    ("tested", "the same, with `pda_pool_path()` tested once per update, as "
-     "`pda_pool.h` advises for many fields at once"),
-    ("checked", "`pda_pool_inc_u32()` per counter: the process's mode tested "
-     "each time (six instructions on x86), then the segment, or an atomic "
-     "add on the copy of the CPU `pda_cpu()` names, looked up per counter"),
-    ("rseq", "an rseq critical section per counter on the same copies, "
-     "indexed by `cpu_id` (`tests/bench/rseq_add.h`)"),
+    ("tested", "`pda_pool_path()` tested once per update, as `pda_pool.h` "
+     "advises for many fields at once, then the raw add per counter (the "
+     "segment) or, where the path is rseq (ARM, arm64), "
+     "`pda_rseq_add_u32()` per counter on the `struct rseq` looked up once"),
+    ("checked", "`pda_pool_inc_u32()` per counter: the thread's path tested "
+     "each time (six instructions on x86 with the segment), then the "
+     "segment or an rseq critical section"),
+    ("rseq", "`pda_rseq_add_u32()` per counter on the same copies "
+     "(`tools/lib/pda/pda_rseq.h`: one critical section indexed by "
+     "`cpu_id`), the `struct rseq` known: rseq's own cost"),
     ("shared", "an atomic add per counter of one struct for every thread"),
     ("thread", "a plain (volatile) add per counter of a per-thread struct, "
      "which only a sum over every thread can read: the floor in cycles, "
      "though under `-icount` its load, add and store count 3 and a locked "
      "add 1"),
 ]
-# The segment's rows: n/a exactly where the pool does not take it.
-SEG_KINDS = ("seg", "tested")
+
+def na_expected(kind, method):
+    """Where a row must be n/a: the segment's own row without the
+    segment, the tested row where the pool has no path to test."""
+    return (kind == "seg" and method != "segment") or \
+        (kind == "tested" and method == "atomic")
 STATE = BUILD / "pool-state.json"
 SECTION_BEGIN = "<!-- pool:begin: written by `make bench` (poolbench.py) -->"
 SECTION_END = "<!-- pool:end -->"
@@ -101,11 +108,12 @@ def check(res, arch):
     if res["info"].get("done") != "1":
         bad.append("it did not finish (no info done=1)")
     for op, row in sorted(res["ops"].items()):
-        seg = op.split(".")[0] in SEG_KINDS
-        if "na" in row and not (seg and method != "segment"):
+        na = na_expected(op.split(".")[0], method)
+        if "na" in row and not na:
             bad.append(f"{op}: not measured: {row['na']}")
-        elif "na" not in row and seg and method != "segment":
-            bad.append(f"{op}: measured without the segment")
+        elif "na" not in row and na:
+            bad.append(f"{op}: measured, though the pool's method is "
+                       f"{method}")
         elif "na" not in row and row.get("unit") != "insns":
             bad.append(f"{op}: not instruction counts ({row.get('unit')})")
         elif "na" not in row and not 0 < row["min"] <= row["median"]:
@@ -290,8 +298,8 @@ def section(state, repo=None):
         f"{m.get('kernel', '?')}, {m.get('virt', '?')}. The host kernel has "
         "no segment: `seg` runs on segbench's emulation of it (a "
         "descriptor per CPU, chosen for the pinned thread: the same "
-        "instruction and base), and `checked` takes the pool's atomic "
-        "path. segbench subtracts its empty loop, so an add that overlaps "
+        "instruction and base), and `checked` takes the pool's rseq "
+        "path (glibc registered rseq). segbench subtracts its empty loop, so an add that overlaps "
         "the loop's own work can show under a cycle (the `min` of `seg.1` "
         "and `thread.1`); the 16- and 256-counter rows show the adds' "
         "throughput. On AMD "
@@ -324,14 +332,14 @@ def readme_section(state):
         "counters (every counter +1; median of 7, `qemu -icount`, make "
         "bench's PDA kernels, two boots identical), three ways: the pool "
         "as `pda_pool.h` advises for many fields (the thread's path tested "
-        "once per update, then one raw add per counter, where the segment "
-        "is; `pda_pool_inc_u32()` elsewhere), the pool's checked call per "
-        "counter (`pda_pool_inc_u32()`, which tests the path each time), "
-        "and an rseq critical section per counter on the same copies. In "
-        "parentheses, rseq's figure over the first: above 1 the pool is "
-        "ahead. Without the segment (ARM, arm64) the pool falls back to "
-        "atomics on the copy of the CPU `pda_cpu()` names, looked up per "
-        "counter, which costs more than rseq's critical section. Every "
+        "once per update, then one raw add per counter where the segment "
+        "is, one rseq critical section per counter elsewhere), the pool's "
+        "checked call per counter (`pda_pool_inc_u32()`, which tests the "
+        "path each time), and an rseq critical section per counter on the "
+        "same copies, its `struct rseq` known. In parentheses, rseq's "
+        "figure over the first: above 1 the pool is ahead. Without the "
+        "segment (ARM, arm64) the pool's updates are rseq critical "
+        "sections too (atomics only where glibc registered no rseq). Every "
         "way, the host's cycles and the memory per object: "
         "`results/REPORT.md`.", "",
         table(["target", "pool method"] +

@@ -10,13 +10,15 @@
  *			per counter (%gs in 64-bit programs), the thread's
  *			path tested once before the loop; x86 with the
  *			segment only
- *	tested.N	the same, with pda_pool_path() tested once per update,
- *			as pda_pool.h advises for many fields at once
- *	checked.N	pda_pool_inc_u32() per counter: the process's mode
- *			tested each time, then the segment, or an atomic add
- *			on the copy of the CPU pda_cpu() names (ARM, arm64)
- *	rseq.N		an rseq critical section per counter on the same
- *			copies, indexed by cpu_id (rseq_add.h)
+ *	tested.N	pda_pool_path() tested once per update, as
+ *			pda_pool.h advises for many fields at once, then
+ *			the raw add per counter (the segment) or, where the
+ *			path is rseq (ARM, arm64), pda_rseq_add_u32() per
+ *			counter on the struct rseq looked up once
+ *	checked.N	pda_pool_inc_u32() per counter: the path tested each
+ *			time, then the segment or an rseq section
+ *	rseq.N		pda_rseq_add_u32() per counter on the same copies,
+ *			the struct rseq known: rseq's own cost
  *	shared.N	an atomic add per counter of one struct for everybody
  *	thread.N	a plain (volatile) add per counter of a per-thread
  *			struct: the floor in cycles, though under -icount a
@@ -54,9 +56,7 @@
 
 #include "../guest/lib/clock.h"
 #include "../guest/lib/cmdline.h"
-#include "../guest/lib/cpu_methods.h"
 #include "../../tools/lib/pda/pda_pool.h"
-#include "rseq_add.h"
 
 #define REPS		7
 #define ITERS		2000
@@ -94,8 +94,8 @@ static unsigned long aborts;
 static int failed;
 
 /*
- * Counter @w of line @l, each way; @p is CPU 0's copy of line @l.  K_SEG
- * and K_TESTED (after its test) take the raw add.
+ * Counter @w of line @l, each way; @p is CPU 0's copy of line @l.
+ * K_TESTED, after its test, takes K_SEG's or K_RSEQ's.
  */
 static inline __attribute__((always_inline)) void
 inc_one(enum kind kind, struct ctx c, uint32_t *p, unsigned int l,
@@ -106,17 +106,18 @@ inc_one(enum kind kind, struct ctx c, uint32_t *p, unsigned int l,
 		break;
 #if PDA_HAVE_SEGMENT
 	case K_SEG:
-	case K_TESTED:
 		pda_pool_add_u32_raw(p + w, 1);
 		break;
 #endif
 	case K_CHECKED:
 		pda_pool_inc_u32(c.pool, c.obj, (l * LINE_WORDS + w) * 4);
 		break;
+#if PDA_HAVE_RSEQ_SECTIONS
 	case K_RSEQ:
-		while (rseq_add32(c.rs, p + w, 1))
+		while (pda_rseq_add_u32(c.rs, p + w, 1))
 			aborts++;
 		break;
+#endif
 	case K_SHARED:
 		__atomic_fetch_add(&shared[l * LINE_WORDS + w], 1,
 				   __ATOMIC_RELAXED);
@@ -130,6 +131,23 @@ inc_one(enum kind kind, struct ctx c, uint32_t *p, unsigned int l,
 	}
 }
 
+/* One update, @kind's way, of @counters counters. */
+static inline __attribute__((always_inline)) void
+update(enum kind kind, struct ctx c, unsigned int counters)
+{
+	unsigned int per_line = counters < LINE_WORDS ? counters : LINE_WORDS;
+	unsigned int l, w;
+
+	for (l = 0; l * LINE_WORDS < counters; l++) {
+		uint32_t *p = (uint32_t *)((unsigned char *)c.obj +
+					   l * c.stride);
+
+		_Pragma("GCC unroll 16")
+		for (w = 0; w < per_line; w++)
+			inc_one(kind, c, p, l, w);
+	}
+}
+
 /*
  * @n updates of @counters counters: always inlined with constants, so
  * each add is its own code, not a dispatch.
@@ -137,25 +155,31 @@ inc_one(enum kind kind, struct ctx c, uint32_t *p, unsigned int l,
 static inline __attribute__((always_inline)) void
 run(enum kind kind, struct ctx c, unsigned int counters, unsigned long n)
 {
-	unsigned int per_line = counters < LINE_WORDS ? counters : LINE_WORDS;
 	unsigned long i;
-	unsigned int l, w;
 
 	for (i = 0; i < n; i++) {
 		/* Keeps the empty loop (K_NONE), as every loop has it. */
 		__asm__ __volatile__ ("" : : : "memory");
-		/* The pool's own advice: test once, then the raw adds. */
-		if (kind == K_TESTED && pda_pool_path() != PDA_POOL_SEGMENT) {
+		if (kind != K_TESTED) {
+			update(kind, c, counters);
+			continue;
+		}
+		/* The pool's own advice: test once, then the path's adds. */
+		switch (pda_pool_path()) {
+#if PDA_HAVE_SEGMENT
+		case PDA_POOL_SEGMENT:
+			update(K_SEG, c, counters);
+			break;
+#endif
+#if PDA_HAVE_RSEQ_SECTIONS
+		case PDA_POOL_RSEQ:
+			c.rs = pda_rseq_area();
+			update(K_RSEQ, c, counters);
+			break;
+#endif
+		default:
 			failed = 1;
 			return;
-		}
-		for (l = 0; l * LINE_WORDS < counters; l++) {
-			uint32_t *p = (uint32_t *)((unsigned char *)c.obj +
-						   l * c.stride);
-
-			_Pragma("GCC unroll 16")
-			for (w = 0; w < per_line; w++)
-				inc_one(kind, c, p, l, w);
 		}
 	}
 }
@@ -179,8 +203,8 @@ run_kind(enum kind kind, unsigned int counters, unsigned long n)
 	RUN_COUNTERS(K_NONE);
 #if PDA_HAVE_SEGMENT
 	RUN_COUNTERS(K_SEG);
-	RUN_COUNTERS(K_TESTED);
 #endif
+	RUN_COUNTERS(K_TESTED);
 	RUN_COUNTERS(K_CHECKED);
 	RUN_COUNTERS(K_RSEQ);
 	RUN_COUNTERS(K_SHARED);
@@ -316,7 +340,7 @@ int main(void)
 		       strerror(errno));
 		return 1;
 	}
-	rs = rseq_area();
+	rs = pda_rseq_area();
 	printf("pool-bench: info method=%s\n",
 	       pda_pool_method_name(pda_pool_method()));
 	printf("pool-bench: info possible_cpus=%d\n", pda_pool_cpus(pool));
@@ -329,9 +353,17 @@ int main(void)
 
 			snprintf(op, sizeof(op), "%s.%u", kind_name[kind],
 				 sizes[s]);
-			if ((kind == K_SEG || kind == K_TESTED) &&
+			if (kind == K_SEG &&
 			    pda_pool_method() != PDA_POOL_SEGMENT)
 				printf("pool-bench: %s n/a no segment\n", op);
+			else if (kind == K_TESTED &&
+				 pda_pool_method() == PDA_POOL_ATOMIC)
+				printf("pool-bench: %s n/a atomics: no path to test\n",
+				       op);
+			else if ((kind == K_RSEQ || kind == K_TESTED) &&
+				 !PDA_HAVE_RSEQ_SECTIONS)
+				printf("pool-bench: %s n/a no rseq sections here\n",
+				       op);
 			else if (kind == K_RSEQ && !rs)
 				printf("pool-bench: %s n/a rseq not registered\n",
 				       op);

@@ -9,9 +9,10 @@
  *   cmpxchg (stores on a match, not on a mismatch; old value back);
  * - every other CPU's copy keeps its own value;
  * - through the method the process must have: the segment wherever the
- *   kernel gives it (the selector is then in %fs), atomics on the copy of
- *   the CPU pda_cpu() names elsewhere; pda_cpu() agrees with
- *   sched_getcpu() while pinned.
+ *   kernel gives it (the selector is then in %fs), else an rseq critical
+ *   section where glibc registered rseq, else atomics on the copy of the
+ *   CPU pda_cpu() names; pda_cpu() agrees with sched_getcpu() while
+ *   pinned.
  *
  * - sums are in the field's width: +1 on one CPU's copy and -1 on
  *   another's sum to 0;
@@ -21,13 +22,23 @@
  * And, where the process updates through the segment:
  * - a thread whose %fs is null: its first update loads the selector and
  *   lands in the pinned CPU's copy;
- * - a thread whose %fs holds another selector: every update fails with
- *   EBUSY and changes nothing, and a load still reads this CPU's copy.
+ * - a thread whose %fs holds another selector: every operation goes
+ *   through rseq and does the same as above, each CPU in turn;
+ * - without rseq, such a thread's updates fail with EBUSY and change
+ *   nothing, and a load still reads this CPU's copy.
+ *
+ * without_rseq runs this program's ops tests again with glibc's rseq
+ * turned off (GLIBC_TUNABLES=glibc.pthread.rseq=0), so the atomic method
+ * and the EBUSY refusal are tested on every kernel too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 
@@ -60,9 +71,10 @@ FIXTURE_SETUP(ops)
 	self->o = pda_pool_alloc(self->pool, sizeof(struct obj),
 				 alignof(struct obj));
 	ASSERT_TRUE(self->o != NULL);
-	TH_LOG("%d online, %d possible CPUs; method %s",
+	TH_LOG("%d online, %d possible CPUs; method %s; glibc rseq %s",
 	       self->n, pda_pool_cpus(self->pool),
-	       pda_pool_method_name(pda_pool_method()));
+	       pda_pool_method_name(pda_pool_method()),
+	       pool_test_have_rseq() ? "registered" : "off");
 }
 
 FIXTURE_TEARDOWN(ops)
@@ -153,15 +165,18 @@ static int others_changed(struct pda_pool *pool, struct obj *o, int cpu)
 		ASSERT_EQ((T)-1, *mine);	/* wraps, as unsigned */ \
 	} while (0)
 
-TEST_F(ops, each_cpu_each_op)
+/*
+ * CHECK_OPS on all four fields, pinned to each of the @n CPUs in turn,
+ * and no other CPU's copy changed.
+ */
+static void ops_on_each_cpu(struct __test_metadata *_metadata,
+			    struct pda_pool *pool, struct obj *o,
+			    const int *cpus, int n)
 {
-	struct pda_pool *pool = self->pool;
-	int method = pda_pool_method(), i, cpu;
-	struct obj *o = self->o;
+	int i, cpu;
 
-	EXPECT_EQ(pool_test_expected_method(), method);
-	for (i = 0; i < self->n; i++) {
-		cpu = self->cpus[i];
+	for (i = 0; i < n; i++) {
+		cpu = cpus[i];
 		ASSERT_EQ(0, pda_test_pin(cpu));
 		ASSERT_EQ(cpu, sched_getcpu());
 		ASSERT_EQ(cpu, pda_cpu());
@@ -176,8 +191,19 @@ TEST_F(ops, each_cpu_each_op)
 		ASSERT_EQ(cpu, sched_getcpu());
 	}
 	pda_test_unpin();
-	if (method == PDA_POOL_ATOMIC)
-		TH_LOG("atomic path, CPU number by %s",
+}
+
+TEST_F(ops, each_cpu_each_op)
+{
+	int method = pda_pool_method();
+
+	EXPECT_EQ(pool_test_expected_method(), method);
+	/* The first thread's own path is the process's method. */
+	EXPECT_EQ(method, pda_pool_path());
+	ops_on_each_cpu(_metadata, self->pool, self->o, self->cpus, self->n);
+	if (method != PDA_POOL_SEGMENT)
+		TH_LOG("%s path, CPU number by %s",
+		       pda_pool_method_name(method),
 		       pda_cpu_method_name(pda_cpu_method()));
 }
 
@@ -271,7 +297,7 @@ TEST_F(ops, null_fs_update_loads_selector)
 	uint32_t *copy;
 
 	if (pda_pool_method() != PDA_POOL_SEGMENT)
-		SKIP(return, "the process updates with atomics: no segment");
+		SKIP(return, "the process does not update through the segment");
 	a.cpu = self->cpus[self->n - 1];
 	mark_all(self->pool, self->o);
 	ASSERT_EQ(0, pthread_create(&t, NULL, null_thread, &a));
@@ -330,7 +356,9 @@ TEST_F(ops, busy_fs_changes_nothing)
 	pthread_t t;
 
 	if (pda_pool_method() != PDA_POOL_SEGMENT)
-		SKIP(return, "the process updates with atomics: no segment");
+		SKIP(return, "the process does not update through the segment");
+	if (pool_test_have_rseq())
+		SKIP(return, "rseq registered: a busy %%fs updates through it (busy_fs_updates_through_rseq; without_rseq runs this)");
 	b.cpu = self->cpus[self->n - 1];
 	mark_all(self->pool, self->o);
 	ASSERT_EQ(0, pthread_create(&t, NULL, busy_thread, &b));
@@ -340,6 +368,80 @@ TEST_F(ops, busy_fs_changes_nothing)
 	EXPECT_EQ(0, b.changed);
 	EXPECT_EQ(1, b.load_ok);
 }
+
+/*
+ * This test's own thread, %fs holding __USER_DS in a segment process:
+ * every operation through rseq, on each CPU's copy in turn.
+ */
+TEST_F(ops, busy_fs_updates_through_rseq)
+{
+	if (pda_pool_method() != PDA_POOL_SEGMENT)
+		SKIP(return, "the process does not update through the segment");
+	if (!pool_test_have_rseq())
+		SKIP(return, "glibc registered no rseq: busy_fs_changes_nothing covers this");
+	pda_test_load_seg(pda_test_user_ds());
+	errno = 0;
+	ASSERT_EQ(PDA_POOL_RSEQ, pda_pool_path());
+	ASSERT_EQ(0, errno);
+	ops_on_each_cpu(_metadata, self->pool, self->o, self->cpus, self->n);
+	ASSERT_EQ(pda_test_user_ds(), pda_read_seg());
+	EXPECT_EQ(0, errno);
+	pda_test_load_seg(PDA_USER_SELECTOR);
+}
 #endif
+
+/*
+ * The ops fixture again, in a new image of this program with glibc's
+ * rseq registration turned off: its output goes to a file, shown here
+ * only if it failed.  It must say rseq is off, take atomics where there
+ * is no segment, and, where there is, run busy_fs_changes_nothing.
+ */
+TEST(without_rseq)
+{
+	char *argv[] = { "pda_pool_ops", "-f", "ops", NULL };
+	char *envp[] = { "GLIBC_TUNABLES=glibc.pthread.rseq=0", NULL };
+	char out[] = "/tmp/pda_pool_ops.XXXXXX", line[512];
+	int seg = pda_pool_method() == PDA_POOL_SEGMENT;
+	const char *method = seg ? "method segment;" : "method atomic;";
+	int fd, status, off = 0, method_seen = 0, busy_ran = 0;
+	pid_t pid;
+	FILE *f;
+
+	if (!pool_test_have_rseq())
+		SKIP(return, "rseq is off already: the tests above ran without it");
+	fd = mkstemp(out);
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execve("/proc/self/exe", argv, envp);
+		_exit(127);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	f = fdopen(fd, "r");
+	ASSERT_TRUE(f != NULL);
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		off |= strstr(line, "glibc rseq off") != NULL;
+		method_seen |= strstr(line, method) != NULL;
+		busy_ran |= !strncmp(line, "ok ", 3) &&
+			    strstr(line, "ops.busy_fs_changes_nothing") &&
+			    !strstr(line, "SKIP");
+	}
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0 && off &&
+		    method_seen && (busy_ran || !seg)) {
+		TH_LOG("exit status %#x; rseq off %d, \"%s\" %d, busy_fs ran %d",
+		       status, off, method, method_seen, busy_ran);
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			TH_LOG("| %s", line);
+		}
+	}
+	fclose(f);
+	unlink(out);
+}
 
 TEST_HARNESS_MAIN

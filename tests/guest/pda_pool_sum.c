@@ -11,6 +11,10 @@
  * - a timer's SIGALRM, which the main thread blocks, lands on whichever
  *   worker runs, and its handler adds to a counter of its own object,
  *   interrupting the adds above;
+ * - in a process that updates through the segment, where glibc
+ *   registered rseq, every other thread holds __USER_DS in %fs and so
+ *   updates the same copies through rseq critical sections: the two
+ *   mix;
  *
  * and then:
  * - every counter summed over the possible CPUs is exactly the number of
@@ -66,6 +70,7 @@ struct worker {
 	unsigned int rounds;
 	unsigned int done;
 	int failed;	/* an accessor returned -1 */
+	int busy_fs;	/* holds __USER_DS in %fs: updates through rseq */
 	unsigned int per_cpu[CPU_SETSIZE];
 };
 
@@ -95,6 +100,15 @@ static void *count_thread(void *arg)
 	unsigned int chunk, j;
 	int cpu = -1;
 
+#if PDA_HAVE_SEGMENT
+	if (w->busy_fs) {
+		pda_test_load_seg(pda_test_user_ds());
+		if (pda_pool_path() != PDA_POOL_RSEQ) {
+			w->failed = 1;
+			return NULL;
+		}
+	}
+#endif
 	while (w->done < w->rounds) {
 		uint32_t r = xorshift32(&w->seed);
 
@@ -132,6 +146,7 @@ TEST(migrate_signal_exact)
 	cpu_set_t online;
 	unsigned int rounds;
 	sigset_t alrm;
+	int mixed;
 
 	ncpus = pda_test_online(cpus, CPU_SETSIZE);
 	ASSERT_LT(0, ncpus);
@@ -152,15 +167,18 @@ TEST(migrate_signal_exact)
 	sig_obj = pda_pool_alloc(pool, sizeof(*sig_obj), 4);
 	pinned_obj = pda_pool_alloc(pool, sizeof(*pinned_obj), 4);
 	ASSERT_TRUE(o1 && o16 && o256 && sig_obj && pinned_obj);
-	TH_LOG("%d threads on %d CPUs, %u rounds each; method %s",
+	mixed = pda_pool_method() == PDA_POOL_SEGMENT && pool_test_have_rseq();
+	TH_LOG("%d threads on %d CPUs, %u rounds each; method %s%s",
 	       nthreads, ncpus, rounds,
-	       pda_pool_method_name(pda_pool_method()));
+	       pda_pool_method_name(pda_pool_method()),
+	       mixed ? ", every other thread through rseq" : "");
 
 	ASSERT_TRUE(signal(SIGALRM, on_alarm) != SIG_ERR);
 	for (i = 0; i < nthreads; i++) {
 		w[i] = (struct worker){ .kind = i % KINDS, .seed = 2 * i + 1,
 					.cpus = cpus, .ncpus = ncpus,
-					.rounds = rounds };
+					.rounds = rounds,
+					.busy_fs = mixed && (i / KINDS) % 2 };
 		ASSERT_EQ(0, pthread_create(&w[i].tid, NULL, count_thread,
 					    &w[i]));
 	}

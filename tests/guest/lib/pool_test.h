@@ -11,13 +11,25 @@
 #include "../../../tools/lib/pda/pda_pool.h"
 
 /*
+ * glibc registered rseq for this process: its own word, not the pool's
+ * test of it.  0 under GLIBC_TUNABLES=glibc.pthread.rseq=0.
+ */
+static inline int pool_test_have_rseq(void)
+{
+	return __rseq_size != 0;
+}
+
+/*
  * The method the pool must take here: the segment wherever pda.h takes
  * it (the kernel has the descriptor and at most PDA_MAX_CPUS possible
- * CPUs; the process's first thread has a free %fs, as every test's does).
+ * CPUs; the process's first thread has a free %fs, as every test's does),
+ * else rseq where glibc registered it, else atomics.
  */
 static inline int pool_test_expected_method(void)
 {
-	return pda_available() ? PDA_POOL_SEGMENT : PDA_POOL_ATOMIC;
+	if (pda_available())
+		return PDA_POOL_SEGMENT;
+	return pool_test_have_rseq() ? PDA_POOL_RSEQ : PDA_POOL_ATOMIC;
 }
 
 /* Whose line the pool byte at @addr is in: a CPU, or -1 if outside. */

@@ -633,13 +633,26 @@ static inline int32_t *pda_getcpu_cache_register(void)
 }
 #endif
 
-static inline int pda_rseq_cpu(void)
-{
+/*
+ * This thread's struct rseq, the one glibc 2.35 and later registered, or
+ * NULL: no such glibc, or it registered none (__rseq_size 0: rseq(2)
+ * failed, as on a kernel without CONFIG_RSEQ, or the glibc.pthread.rseq=0
+ * tunable turned it off).  Its cpu_id is negative in a thread whose own
+ * registration failed.
+ */
 #ifdef PDA_HAVE_GLIBC_RSEQ
+static inline struct rseq *pda_rseq_area(void)
+{
 	char *tp;
 
 	if (!__rseq_size)
-		return -1;
+		return NULL;
+	/*
+	 * The thread pointer __rseq_offset is relative to.  On x86 the
+	 * TCB's first word points to itself, so %gs:0 (i386) or %fs:0
+	 * (x86-64) is it, without __builtin_thread_pointer(), which GCC
+	 * before 11 lacks on x86.
+	 */
 #if PDA_X86_32
 	__asm__ ("movl %%gs:0, %0" : "=r" (tp));
 #elif defined(__x86_64__)
@@ -647,8 +660,18 @@ static inline int pda_rseq_cpu(void)
 #else
 	tp = (char *)__builtin_thread_pointer();
 #endif
-	return (int32_t)__atomic_load_n(&((struct rseq *)(tp + __rseq_offset))->cpu_id,
-					__ATOMIC_RELAXED);
+	return (struct rseq *)(tp + __rseq_offset);
+}
+#endif
+
+static inline int pda_rseq_cpu(void)
+{
+#ifdef PDA_HAVE_GLIBC_RSEQ
+	struct rseq *rs = pda_rseq_area();
+
+	if (!rs)
+		return -1;
+	return (int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
 #else
 	return -1;
 #endif

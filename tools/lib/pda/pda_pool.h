@@ -38,12 +38,18 @@
  *						over every possible CPU
  *
  * Without the segment (ARM, arm64, a kernel without the descriptor, Xen
- * PV, more than PDA_MAX_CPUS possible CPUs) the same calls work on the
- * copy of the CPU pda_cpu() names (getcpu_cache, rseq's cpu_id or
- * sched_getcpu()) with atomic operations.  The process's mode decides
- * which, once, for pda.h's slots and every pool alike (pda_mode(), and
- * the rule at the top of pda.h: unlocked and locked updates of one copy
- * must not mix).  pda_pool_method() says which one a process has.
+ * PV, more than PDA_MAX_CPUS possible CPUs) the same calls run one rseq
+ * critical section each (pda_rseq.h) on this CPU's copy, on the struct
+ * rseq glibc registered; so does a thread whose %fs holds another
+ * selector in a process that uses the segment: a section and an unlocked
+ * instruction through %fs are each atomic against the other code of the
+ * CPU whose copy they change, so they mix.  Only where glibc registered
+ * no rseq (glibc before 2.35, a kernel without CONFIG_RSEQ, the
+ * glibc.pthread.rseq=0 tunable) do the calls take atomics on the copy of
+ * the CPU pda_cpu() names, which mix with neither, so the whole process
+ * does (pda_mode(), and the rule at the top of pda.h).
+ * pda_pool_method() says which of the three a process has,
+ * pda_pool_path() which one the calling thread takes.
  *
  * Operations, on a 32-bit (_u32) or unsigned long (_ulong) field at byte
  * offset @off of object @obj (an offset, not a pointer: past the first 64
@@ -56,18 +62,21 @@
  * calls test the thread's path first, inline (on x86 six instructions:
  * read the selector, compare it with the mode, branch; the rest is out of
  * line).  Code that updates many fields at once can test once, with
- * pda_pool_path() == PDA_POOL_SEGMENT, and then use the raw accessors
- * (pda_pool_add_u32_raw() and the rest, on pda_pool_field()'s address;
- * x86 only), each its one instruction.  @off must be a multiple of the
- * field's size (else EINVAL: the field could cross into the next CPU's
- * line; a compile-time error when the offset is a constant) and lie
- * inside the object (not checked), and the object must have been
- * allocated with the field's alignment.  The
+ * pda_pool_path(), and then use the raw accessors on pda_pool_field()'s
+ * address: where it says PDA_POOL_SEGMENT, pda_pool_add_u32_raw() and
+ * the rest (x86 only), each its one instruction; where it says
+ * PDA_POOL_RSEQ, pda_rseq_add_u32() and the rest on pda_rseq_area().
+ *
+ * @off must be a multiple of the field's size (else EINVAL: the field
+ * could cross into the next CPU's line; a compile-time error when the
+ * offset is a constant) and lie inside the object (not checked), and the
+ * object must have been allocated with the field's alignment.  The
  * updates return 0, or -1 with errno EINVAL, or EBUSY when the process is
- * in PDA_MODE_SEGMENT and this thread's %fs holds another selector
- * (nothing is changed: a locked update from it could race with the
- * unlocked ones), or ENOTSUP when a thread with a null %fs cannot take
- * the selector (pda_init_thread()).  A successful call leaves errno alone.
+ * in PDA_MODE_SEGMENT, this thread's %fs holds another selector and glibc
+ * registered no rseq (nothing is changed: a locked update from it could
+ * race with the unlocked ones), or ENOTSUP when a thread with a null %fs
+ * cannot take the selector (pda_init_thread()) or a thread's own rseq
+ * registration failed.  A successful call leaves errno alone.
  *
  * Creating and destroying a pool maps and unmaps its memory; allocation
  * and free take the pool's mutex and may call malloc: like malloc(), not
@@ -90,6 +99,7 @@
 #include <sys/mman.h>
 
 #include "pda.h"
+#include "pda_rseq.h"
 
 /*
  * <sys/mman.h> defines MAP_ANONYMOUS only with _DEFAULT_SOURCE, which
@@ -144,19 +154,44 @@ struct pda_pool {
 
 enum pda_pool_method {
 	PDA_POOL_SEGMENT = 1,	/* one unlocked instruction through %fs */
+	PDA_POOL_RSEQ,		/* an rseq critical section per update */
 	PDA_POOL_ATOMIC,	/* atomics on pda_cpu()'s copy */
 };
 
-/* Which way this process's pools are updated (pda_mode() decides it). */
+/* glibc registered rseq for the process's threads, and we have sections. */
+static inline int pda_pool_have_rseq(void)
+{
+#if PDA_HAVE_RSEQ_SECTIONS
+	return __rseq_size != 0;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Which way this process's pools are updated, for its whole life: the
+ * segment in pda.h's PDA_MODE_SEGMENT (threads whose %fs is taken use
+ * rseq, which mixes with it: both are atomic only per CPU, and each
+ * update runs on the CPU whose copy it changes), else rseq where glibc
+ * registered it, else atomics (which mix with neither).
+ */
 static inline int pda_pool_method(void)
 {
-	return pda_mode() == PDA_MODE_SEGMENT ? PDA_POOL_SEGMENT :
-						PDA_POOL_ATOMIC;
+	if (pda_mode() == PDA_MODE_SEGMENT)
+		return PDA_POOL_SEGMENT;
+	return pda_pool_have_rseq() ? PDA_POOL_RSEQ : PDA_POOL_ATOMIC;
 }
 
 static inline const char *pda_pool_method_name(int method)
 {
-	return method == PDA_POOL_SEGMENT ? "segment" : "atomic";
+	switch (method) {
+	case PDA_POOL_SEGMENT:
+		return "segment";
+	case PDA_POOL_RSEQ:
+		return "rseq";
+	default:
+		return "atomic";
+	}
 }
 
 /* ------------------------------------------------------------ layout */
@@ -512,7 +547,7 @@ enum pda_pool_op {
 	PDA_POOL_OP_STORE,
 };
 
-/* What an update takes: the segment, atomics, or nothing (-1, EBUSY). */
+/* What an update takes: a method, or nothing (-1, errno says why). */
 #define PDA_POOL_BUSY		(-1)
 
 #if PDA_HAVE_SEGMENT
@@ -652,25 +687,48 @@ static inline unsigned long pda_pool_cmpxchg_ulong_raw(unsigned long *p,
 #define pda_pool_store_ulong_raw(p, v)	\
 	pda_pool_rmw_ulong_raw(PDA_POOL_OP_STORE, p, v)
 
+#endif /* PDA_HAVE_SEGMENT: the raw accessors */
+
 /*
- * Which way this thread updates a pool: PDA_POOL_SEGMENT when its %fs
- * holds the selector in a PDA_MODE_SEGMENT process (one compare, as
- * pda_add32(), inline in every checked call), loading the selector first
- * if %fs is null; PDA_POOL_ATOMIC in PDA_MODE_LOCKED; PDA_POOL_BUSY, with
- * errno EBUSY, when its %fs holds another selector in PDA_MODE_SEGMENT (a
- * locked update from it could race with the unlocked ones), or ENOTSUP
- * when the selector cannot be loaded.  Out of line: it is the slow path.
+ * Which way a thread without the segment updates a pool: rseq if the
+ * process has it (PDA_POOL_BUSY with errno ENOTSUP in a thread whose own
+ * registration failed), else atomics if @may_lock (the process is not in
+ * PDA_MODE_SEGMENT), else PDA_POOL_BUSY with errno as it is.
+ */
+static inline int pda_pool_path_fallback(int may_lock)
+{
+#if PDA_HAVE_RSEQ_SECTIONS
+	if (pda_pool_have_rseq()) {
+		if ((int32_t)__atomic_load_n(&pda_rseq_area()->cpu_id,
+					     __ATOMIC_RELAXED) >= 0)
+			return PDA_POOL_RSEQ;
+		errno = ENOTSUP;
+		return PDA_POOL_BUSY;
+	}
+#endif
+	return may_lock ? PDA_POOL_ATOMIC : PDA_POOL_BUSY;
+}
+
+#if PDA_HAVE_SEGMENT
+/*
+ * Which way this thread updates a pool, once the inline test for the
+ * segment failed: PDA_POOL_SEGMENT in a PDA_MODE_SEGMENT process, the
+ * selector loaded first if %fs was null; else pda_pool_path_fallback(),
+ * which gives EBUSY (%fs holds another selector: a locked update from it
+ * could race with the unlocked ones) or ENOTSUP (the selector cannot be
+ * loaded) in a PDA_MODE_SEGMENT process without rseq.  Out of line: it is
+ * the slow path.
  */
 static __attribute_noinline__ int pda_pool_path_slow(void)
 {
-	switch (pda_seg_update_slow()) {
-	case 0:
+	int saved_errno = errno, seg = pda_seg_update_slow(), path;
+
+	if (!seg)
 		return PDA_POOL_SEGMENT;
-	case 1:
-		return PDA_POOL_ATOMIC;
-	default:
-		return PDA_POOL_BUSY;
-	}
+	path = pda_pool_path_fallback(seg > 0);
+	if (path != PDA_POOL_BUSY)
+		errno = saved_errno;
+	return path;
 }
 
 /* For a read, which never races: the segment if it can, else atomics. */
@@ -678,11 +736,8 @@ static __attribute_noinline__ int pda_pool_read_path_slow(void)
 {
 	int saved_errno = errno, path = pda_pool_path_slow();
 
-	if (path == PDA_POOL_BUSY) {
-		errno = saved_errno;
-		return PDA_POOL_ATOMIC;
-	}
-	return path;
+	errno = saved_errno;
+	return path == PDA_POOL_SEGMENT ? path : PDA_POOL_ATOMIC;
 }
 
 /* %fs holds 0xeb and the process is in PDA_MODE_SEGMENT: one compare. */
@@ -708,7 +763,7 @@ static inline int pda_pool_read_path(void)
 
 static inline int pda_pool_path(void)
 {
-	return PDA_POOL_ATOMIC;
+	return pda_pool_path_fallback(1);
 }
 
 static inline int pda_pool_read_path(void)
@@ -738,33 +793,72 @@ static inline void *pda_pool_this_cpu(const struct pda_pool *pool, void *p)
 	return (unsigned char *)p + (size_t)cpu * PDA_POOL_LINE;
 }
 
+#if PDA_HAVE_RSEQ_SECTIONS
 /*
- * The checked accessors, for the field at byte offset @off of @obj:
- * through the segment (the inline test of pda_pool_path(), then the raw
- * instruction) or with atomics, as pda_pool_path() says.  The updates
- * return 0, or -1 with errno EINVAL (a misaligned @off), EBUSY or ENOTSUP
- * (the header's comment says when); loads and sums fail only on a
- * misaligned @off (0, errno EINVAL).
+ * The rseq accessors: one critical section on the field at @p (CPU 0's
+ * copy), again until the kernel lets it commit.  Only where
+ * pda_pool_path() said PDA_POOL_RSEQ in this thread.
  */
-static __always_inline int
-pda_pool_rmw_u32(struct pda_pool *pool, void *obj, size_t off,
-		 enum pda_pool_op op, uint32_t v)
+static __always_inline void
+pda_pool_rmw_u32_rseq(enum pda_pool_op op, uint32_t *p, uint32_t v)
 {
-	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path;
+	struct rseq *rs = pda_rseq_area();
+	int aborted = 0;
 
-	if (pda_pool_bad_offset(off, sizeof(*p)))
-		return -1;
-	path = pda_pool_path();
-#if PDA_HAVE_SEGMENT
-	if (path == PDA_POOL_SEGMENT) {
-		pda_pool_rmw_u32_raw(op, p, v);
-		return 0;
-	}
-#endif
-	if (path == PDA_POOL_BUSY)
-		return -1;
-	p = pda_pool_this_cpu(pool, p);
+	do {
+		switch (op) {
+		case PDA_POOL_OP_ADD:
+			aborted = pda_rseq_add_u32(rs, p, v);
+			break;
+		case PDA_POOL_OP_AND:
+			aborted = pda_rseq_and_u32(rs, p, v);
+			break;
+		case PDA_POOL_OP_OR:
+			aborted = pda_rseq_or_u32(rs, p, v);
+			break;
+		case PDA_POOL_OP_XOR:
+			aborted = pda_rseq_xor_u32(rs, p, v);
+			break;
+		case PDA_POOL_OP_STORE:
+			aborted = pda_rseq_store_u32(rs, p, v);
+			break;
+		}
+	} while (aborted);
+}
+
+static __always_inline void
+pda_pool_rmw_ulong_rseq(enum pda_pool_op op, unsigned long *p,
+			unsigned long v)
+{
+	struct rseq *rs = pda_rseq_area();
+	int aborted = 0;
+
+	do {
+		switch (op) {
+		case PDA_POOL_OP_ADD:
+			aborted = pda_rseq_add_ulong(rs, p, v);
+			break;
+		case PDA_POOL_OP_AND:
+			aborted = pda_rseq_and_ulong(rs, p, v);
+			break;
+		case PDA_POOL_OP_OR:
+			aborted = pda_rseq_or_ulong(rs, p, v);
+			break;
+		case PDA_POOL_OP_XOR:
+			aborted = pda_rseq_xor_ulong(rs, p, v);
+			break;
+		case PDA_POOL_OP_STORE:
+			aborted = pda_rseq_store_ulong(rs, p, v);
+			break;
+		}
+	} while (aborted);
+}
+#endif /* PDA_HAVE_RSEQ_SECTIONS */
+
+/* The atomic accessors, on this CPU's copy @p. */
+static __always_inline void
+pda_pool_rmw_u32_atomic(enum pda_pool_op op, uint32_t *p, uint32_t v)
+{
 	switch (op) {
 	case PDA_POOL_OP_ADD:
 		__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
@@ -782,7 +876,69 @@ pda_pool_rmw_u32(struct pda_pool *pool, void *obj, size_t off,
 		__atomic_store_n(p, v, __ATOMIC_RELAXED);
 		break;
 	}
-	return 0;
+}
+
+static __always_inline void
+pda_pool_rmw_ulong_atomic(enum pda_pool_op op, unsigned long *p,
+			  unsigned long v)
+{
+	switch (op) {
+	case PDA_POOL_OP_ADD:
+		__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+		break;
+	case PDA_POOL_OP_AND:
+		__atomic_fetch_and(p, v, __ATOMIC_RELAXED);
+		break;
+	case PDA_POOL_OP_OR:
+		__atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+		break;
+	case PDA_POOL_OP_XOR:
+		__atomic_fetch_xor(p, v, __ATOMIC_RELAXED);
+		break;
+	case PDA_POOL_OP_STORE:
+		__atomic_store_n(p, v, __ATOMIC_RELAXED);
+		break;
+	}
+}
+
+/* The path of an update of a @size-byte field at @off, or BUSY (EINVAL). */
+static __always_inline int pda_pool_update_path(size_t off, size_t size)
+{
+	return pda_pool_bad_offset(off, size) ? PDA_POOL_BUSY :
+						pda_pool_path();
+}
+
+/*
+ * The checked accessors, for the field at byte offset @off of @obj:
+ * through the segment (the inline test of pda_pool_path(), then the raw
+ * instruction), an rseq critical section, or atomics, as
+ * pda_pool_path() says.  The updates return 0, or -1 with errno EINVAL
+ * (a misaligned @off), EBUSY or ENOTSUP (the header's comment says
+ * when); loads and sums fail only on a misaligned @off (0, errno EINVAL).
+ */
+static __always_inline int
+pda_pool_rmw_u32(struct pda_pool *pool, void *obj, size_t off,
+		 enum pda_pool_op op, uint32_t v)
+{
+	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
+
+	switch (pda_pool_update_path(off, sizeof(*p))) {
+#if PDA_HAVE_SEGMENT
+	case PDA_POOL_SEGMENT:
+		pda_pool_rmw_u32_raw(op, p, v);
+		return 0;
+#endif
+#if PDA_HAVE_RSEQ_SECTIONS
+	case PDA_POOL_RSEQ:
+		pda_pool_rmw_u32_rseq(op, p, v);
+		return 0;
+#endif
+	case PDA_POOL_ATOMIC:
+		pda_pool_rmw_u32_atomic(op, pda_pool_this_cpu(pool, p), v);
+		return 0;
+	default:
+		return -1;
+	}
 }
 
 static __always_inline int
@@ -790,74 +946,25 @@ pda_pool_rmw_ulong(struct pda_pool *pool, void *obj, size_t off,
 		   enum pda_pool_op op, unsigned long v)
 {
 	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path;
 
-	if (pda_pool_bad_offset(off, sizeof(*p)))
-		return -1;
-	path = pda_pool_path();
+	switch (pda_pool_update_path(off, sizeof(*p))) {
 #if PDA_HAVE_SEGMENT
-	if (path == PDA_POOL_SEGMENT) {
+	case PDA_POOL_SEGMENT:
 		pda_pool_rmw_ulong_raw(op, p, v);
 		return 0;
-	}
 #endif
-	if (path == PDA_POOL_BUSY)
+#if PDA_HAVE_RSEQ_SECTIONS
+	case PDA_POOL_RSEQ:
+		pda_pool_rmw_ulong_rseq(op, p, v);
+		return 0;
+#endif
+	case PDA_POOL_ATOMIC:
+		pda_pool_rmw_ulong_atomic(op, pda_pool_this_cpu(pool, p), v);
+		return 0;
+	default:
 		return -1;
-	p = pda_pool_this_cpu(pool, p);
-	switch (op) {
-	case PDA_POOL_OP_ADD:
-		__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_AND:
-		__atomic_fetch_and(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_OR:
-		__atomic_fetch_or(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_XOR:
-		__atomic_fetch_xor(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_STORE:
-		__atomic_store_n(p, v, __ATOMIC_RELAXED);
-		break;
 	}
-	return 0;
 }
-
-#define pda_pool_add_u32(pool, obj, off, v)				\
-	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_ADD, v)
-#define pda_pool_sub_u32(pool, obj, off, v)				\
-	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_ADD, -(uint32_t)(v))
-#define pda_pool_inc_u32(pool, obj, off)				\
-	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_ADD, 1)
-#define pda_pool_dec_u32(pool, obj, off)				\
-	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_ADD, (uint32_t)-1)
-#define pda_pool_and_u32(pool, obj, off, v)				\
-	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_AND, v)
-#define pda_pool_or_u32(pool, obj, off, v)				\
-	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_OR, v)
-#define pda_pool_xor_u32(pool, obj, off, v)				\
-	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_XOR, v)
-#define pda_pool_store_u32(pool, obj, off, v)				\
-	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_STORE, v)
-
-#define pda_pool_add_ulong(pool, obj, off, v)				\
-	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_ADD, v)
-#define pda_pool_sub_ulong(pool, obj, off, v)				\
-	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_ADD,		\
-			   -(unsigned long)(v))
-#define pda_pool_inc_ulong(pool, obj, off)				\
-	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_ADD, 1)
-#define pda_pool_dec_ulong(pool, obj, off)				\
-	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_ADD, -1UL)
-#define pda_pool_and_ulong(pool, obj, off, v)				\
-	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_AND, v)
-#define pda_pool_or_ulong(pool, obj, off, v)				\
-	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_OR, v)
-#define pda_pool_xor_ulong(pool, obj, off, v)				\
-	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_XOR, v)
-#define pda_pool_store_ulong(pool, obj, off, v)				\
-	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_STORE, v)
 
 /* This CPU's copy of the field. */
 static inline uint32_t pda_pool_load_u32(struct pda_pool *pool, void *obj,
@@ -895,22 +1002,27 @@ static inline int pda_pool_xchg_u32(struct pda_pool *pool, void *obj,
 				    size_t off, uint32_t v, uint32_t *prev)
 {
 	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path;
 
-	if (pda_pool_bad_offset(off, sizeof(*p)))
-		return -1;
-	path = pda_pool_path();
+	switch (pda_pool_update_path(off, sizeof(*p))) {
 #if PDA_HAVE_SEGMENT
-	if (path == PDA_POOL_SEGMENT) {
+	case PDA_POOL_SEGMENT:
 		*prev = pda_pool_xchg_u32_raw(p, v);
 		return 0;
-	}
 #endif
-	if (path == PDA_POOL_BUSY)
+#if PDA_HAVE_RSEQ_SECTIONS
+	case PDA_POOL_RSEQ:
+		while (pda_rseq_xchg_u32(pda_rseq_area(), p, v, prev))
+			;
+		return 0;
+#endif
+	case PDA_POOL_ATOMIC:
+		*prev = __atomic_exchange_n((uint32_t *)
+					    pda_pool_this_cpu(pool, p), v,
+					    __ATOMIC_RELAXED);
+		return 0;
+	default:
 		return -1;
-	*prev = __atomic_exchange_n((uint32_t *)pda_pool_this_cpu(pool, p), v,
-				    __ATOMIC_RELAXED);
-	return 0;
+	}
 }
 
 static inline int pda_pool_xchg_ulong(struct pda_pool *pool, void *obj,
@@ -918,22 +1030,27 @@ static inline int pda_pool_xchg_ulong(struct pda_pool *pool, void *obj,
 				      unsigned long *prev)
 {
 	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path;
 
-	if (pda_pool_bad_offset(off, sizeof(*p)))
-		return -1;
-	path = pda_pool_path();
+	switch (pda_pool_update_path(off, sizeof(*p))) {
 #if PDA_HAVE_SEGMENT
-	if (path == PDA_POOL_SEGMENT) {
+	case PDA_POOL_SEGMENT:
 		*prev = pda_pool_xchg_ulong_raw(p, v);
 		return 0;
-	}
 #endif
-	if (path == PDA_POOL_BUSY)
+#if PDA_HAVE_RSEQ_SECTIONS
+	case PDA_POOL_RSEQ:
+		while (pda_rseq_xchg_ulong(pda_rseq_area(), p, v, prev))
+			;
+		return 0;
+#endif
+	case PDA_POOL_ATOMIC:
+		*prev = __atomic_exchange_n((unsigned long *)
+					    pda_pool_this_cpu(pool, p), v,
+					    __ATOMIC_RELAXED);
+		return 0;
+	default:
 		return -1;
-	*prev = __atomic_exchange_n((unsigned long *)pda_pool_this_cpu(pool, p),
-				    v, __ATOMIC_RELAXED);
-	return 0;
+	}
 }
 
 /* Stores @v in this CPU's copy if it holds @old; the value before: *@prev. */
@@ -942,24 +1059,29 @@ static inline int pda_pool_cmpxchg_u32(struct pda_pool *pool, void *obj,
 				       uint32_t *prev)
 {
 	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path;
 
-	if (pda_pool_bad_offset(off, sizeof(*p)))
-		return -1;
-	path = pda_pool_path();
+	switch (pda_pool_update_path(off, sizeof(*p))) {
 #if PDA_HAVE_SEGMENT
-	if (path == PDA_POOL_SEGMENT) {
+	case PDA_POOL_SEGMENT:
 		*prev = pda_pool_cmpxchg_u32_raw(p, old, v);
 		return 0;
-	}
 #endif
-	if (path == PDA_POOL_BUSY)
+#if PDA_HAVE_RSEQ_SECTIONS
+	case PDA_POOL_RSEQ:
+		while (pda_rseq_cmpxchg_u32(pda_rseq_area(), p, old, v, prev))
+			;
+		return 0;
+#endif
+	case PDA_POOL_ATOMIC:
+		__atomic_compare_exchange_n((uint32_t *)
+					    pda_pool_this_cpu(pool, p), &old,
+					    v, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+		*prev = old;
+		return 0;
+	default:
 		return -1;
-	__atomic_compare_exchange_n((uint32_t *)pda_pool_this_cpu(pool, p),
-				    &old, v, 0, __ATOMIC_RELAXED,
-				    __ATOMIC_RELAXED);
-	*prev = old;
-	return 0;
+	}
 }
 
 static inline int pda_pool_cmpxchg_ulong(struct pda_pool *pool, void *obj,
@@ -967,24 +1089,30 @@ static inline int pda_pool_cmpxchg_ulong(struct pda_pool *pool, void *obj,
 					 unsigned long v, unsigned long *prev)
 {
 	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
-	int path;
 
-	if (pda_pool_bad_offset(off, sizeof(*p)))
-		return -1;
-	path = pda_pool_path();
+	switch (pda_pool_update_path(off, sizeof(*p))) {
 #if PDA_HAVE_SEGMENT
-	if (path == PDA_POOL_SEGMENT) {
+	case PDA_POOL_SEGMENT:
 		*prev = pda_pool_cmpxchg_ulong_raw(p, old, v);
 		return 0;
-	}
 #endif
-	if (path == PDA_POOL_BUSY)
+#if PDA_HAVE_RSEQ_SECTIONS
+	case PDA_POOL_RSEQ:
+		while (pda_rseq_cmpxchg_ulong(pda_rseq_area(), p, old, v,
+					      prev))
+			;
+		return 0;
+#endif
+	case PDA_POOL_ATOMIC:
+		__atomic_compare_exchange_n((unsigned long *)
+					    pda_pool_this_cpu(pool, p), &old,
+					    v, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+		*prev = old;
+		return 0;
+	default:
 		return -1;
-	__atomic_compare_exchange_n((unsigned long *)pda_pool_this_cpu(pool, p),
-				    &old, v, 0, __ATOMIC_RELAXED,
-				    __ATOMIC_RELAXED);
-	*prev = old;
-	return 0;
+	}
 }
 
 /*
@@ -1022,5 +1150,40 @@ static inline unsigned long pda_pool_sum_ulong(struct pda_pool *pool,
 				       __ATOMIC_RELAXED);
 	return sum;
 }
+
+#define pda_pool_add_u32(pool, obj, off, v)				\
+	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_ADD, v)
+#define pda_pool_sub_u32(pool, obj, off, v)				\
+	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_ADD, -(uint32_t)(v))
+#define pda_pool_inc_u32(pool, obj, off)				\
+	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_ADD, 1)
+#define pda_pool_dec_u32(pool, obj, off)				\
+	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_ADD, (uint32_t)-1)
+#define pda_pool_and_u32(pool, obj, off, v)				\
+	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_AND, v)
+#define pda_pool_or_u32(pool, obj, off, v)				\
+	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_OR, v)
+#define pda_pool_xor_u32(pool, obj, off, v)				\
+	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_XOR, v)
+#define pda_pool_store_u32(pool, obj, off, v)				\
+	pda_pool_rmw_u32(pool, obj, off, PDA_POOL_OP_STORE, v)
+
+#define pda_pool_add_ulong(pool, obj, off, v)				\
+	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_ADD, v)
+#define pda_pool_sub_ulong(pool, obj, off, v)				\
+	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_ADD,		\
+			   -(unsigned long)(v))
+#define pda_pool_inc_ulong(pool, obj, off)				\
+	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_ADD, 1)
+#define pda_pool_dec_ulong(pool, obj, off)				\
+	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_ADD, -1UL)
+#define pda_pool_and_ulong(pool, obj, off, v)				\
+	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_AND, v)
+#define pda_pool_or_ulong(pool, obj, off, v)				\
+	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_OR, v)
+#define pda_pool_xor_ulong(pool, obj, off, v)				\
+	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_XOR, v)
+#define pda_pool_store_ulong(pool, obj, off, v)				\
+	pda_pool_rmw_ulong(pool, obj, off, PDA_POOL_OP_STORE, v)
 
 #endif /* TOOLS_LIB_PDA_PDA_POOL_H */

@@ -98,9 +98,10 @@ def build_pda_bench(arch, out, log):
     return build_bench_program("pda_bench", arch, out, log)
 
 
-def build_bench_program(name, arch, out, log, deps=()):
+def build_bench_program(name, arch, out, log, deps=(), cflags=()):
     """tests/bench/NAME.c, static, with the guest's compiler; @deps: the
-    headers it includes beyond tests/guest/lib, relative to the checkout."""
+    headers it includes beyond tests/guest/lib, relative to the checkout;
+    @cflags: its own, after the common ones."""
     src = REPO / f"tests/bench/{name}.c"
     exe = Path(out) / name
     Path(out).mkdir(parents=True, exist_ok=True)
@@ -111,7 +112,8 @@ def build_bench_program(name, arch, out, log, deps=()):
     if exe.exists() and exe.stat().st_mtime >= newest:
         return exe
     run(static_cc(arch) + ["-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
-                           "-o", exe, src], log, what=f"{name} ({arch.name})")
+                           *cflags, "-o", exe, src], log,
+        what=f"{name} ({arch.name})")
     return exe
 
 

@@ -84,7 +84,8 @@
  * The abort handler, after the signature: on to the C code's label
  * "abort" (asm goto), or on ARM, where GCC 12 underestimates an asm
  * goto's length and so places literal pools out of reach in a function
- * with many sections, set the output "ab" and go on past the commit.
+ * with many sections, zero the output "cp" (the copy's address, never 0
+ * after a commit) and go on to the section's end, label 6.
  */
 #if PDA_X86_32 || PDA_X86_64
 /* ud1 <sig>, %edi: traps if ever executed. */
@@ -107,16 +108,17 @@
 	".pushsection __rseq_failure, \"ax\"\n\t"			\
 	".long %c[sig]\n"						\
 	"4:\n\t"							\
-	"mov %[ab], #1\n\t"						\
-	"b 2b\n\t"							\
+	"mov %[cp], #0\n\t"						\
+	"b 6f\n\t"							\
 	".popsection\n\t"
 #endif
 
 /*
  * PDA_RSEQ_START: arm the section and start it.  PDA_RSEQ_INDEX: the
  * copy's address, from cpu_id, as PDA_RSEQ_COPY names it, in register
- * PDA_RSEQ_CLOBBER.  PDA_RSEQ_TMP: the bodies' scratch register (on x86
- * %eax, which cmpxchg compares with).
+ * PDA_RSEQ_CLOBBER (on ARM the output "cp").  PDA_RSEQ_TMP: the bodies'
+ * scratch register (on x86 %eax, which cmpxchg compares with), which
+ * x86's RMW bodies do not need (PDA_RSEQ_RMW_TMP).
  */
 #if PDA_X86_32
 #ifdef __PIC__
@@ -138,6 +140,7 @@
 #define PDA_RSEQ_COPY		"(%[p0], %%ecx)"
 #define PDA_RSEQ_CLOBBER	"ecx"
 #define PDA_RSEQ_TMP		"eax"
+#define PDA_RSEQ_RMW_TMP	"cc"	/* none: the list needs an entry */
 #elif PDA_X86_64
 #define PDA_RSEQ_START							\
 	"leaq 3b(%%rip), %%rcx\n\t"					\
@@ -149,6 +152,7 @@
 #define PDA_RSEQ_COPY		"(%[p0], %%rcx)"
 #define PDA_RSEQ_CLOBBER	"rcx"
 #define PDA_RSEQ_TMP		"rax"
+#define PDA_RSEQ_RMW_TMP	"cc"	/* none: the list needs an entry */
 #elif defined(__arm__)
 /* pc reads 4 (Thumb) or 8 (ARM) past the instruction that reads it. */
 #ifdef __thumb__
@@ -157,17 +161,16 @@
 #define PDA_RSEQ_PC		"8"
 #endif
 #define PDA_RSEQ_START							\
-	"movw r0, #:lower16:(3b - (5f + " PDA_RSEQ_PC "))\n\t"		\
-	"movt r0, #:upper16:(3b - (5f + " PDA_RSEQ_PC "))\n"		\
+	"movw %[cp], #:lower16:(3b - (5f + " PDA_RSEQ_PC "))\n\t"	\
+	"movt %[cp], #:upper16:(3b - (5f + " PDA_RSEQ_PC "))\n"	\
 	"5:\n\t"							\
-	"add r0, pc\n\t"						\
-	"str r0, [%[rs], #8]\n"						\
+	"add %[cp], pc\n\t"						\
+	"str %[cp], [%[rs], #8]\n"					\
 	"1:\n\t"
 #define PDA_RSEQ_INDEX							\
-	"ldr r0, [%[rs], #4]\n\t"					\
-	"add r0, %[p0], r0, lsl #6\n\t"
-#define PDA_RSEQ_COPY		"[r0]"
-#define PDA_RSEQ_CLOBBER	"r0"
+	"ldr %[cp], [%[rs], #4]\n\t"					\
+	"add %[cp], %[p0], %[cp], lsl #6\n\t"
+#define PDA_RSEQ_COPY		"[%[cp]]"
 #define PDA_RSEQ_TMP		"r1"
 #else /* arm64 */
 #define PDA_RSEQ_START							\
@@ -181,6 +184,7 @@
 #define PDA_RSEQ_COPY		"[x9]"
 #define PDA_RSEQ_CLOBBER	"x9"
 #define PDA_RSEQ_TMP		"x10"
+#define PDA_RSEQ_RMW_TMP	PDA_RSEQ_TMP
 #endif
 
 /*
@@ -268,15 +272,15 @@
 	"str " PDA_RSEQ_T_##w ", [%[prev]]\n\t"
 #endif
 
-/* One section: arm, index, @body, commit; then @after. */
+/* One section: arm, index, @body, commit; then @after, and the end. */
 #define PDA_RSEQ_SECTION(body, after)					\
 	PDA_RSEQ_TABLE PDA_RSEQ_START PDA_RSEQ_INDEX body		\
-	"2:\n\t" PDA_RSEQ_ABORT after
+	"2:\n\t" PDA_RSEQ_ABORT after "6:\n\t"
 
 /*
  * The functions, 0 or 1 if aborted: asm goto, its abort label the
- * return of 1; on ARM (see PDA_RSEQ_ABORT) an output the abort handler
- * sets.
+ * return of 1; on ARM (see PDA_RSEQ_ABORT) the copy's address, which the
+ * abort handler zeroes.
  */
 #ifndef __arm__
 #define PDA_RSEQ_DEFINE_RMW(op, w, type, body, vcon)		\
@@ -286,7 +290,7 @@ pda_rseq_##op##_##w(struct rseq *rs, void *p0, type v)			\
 	__asm__ goto(PDA_RSEQ_SECTION(body, "")				\
 		     : : [rs] "r"(rs), [p0] "r"(p0), [v] vcon(v),	\
 		       [sig] "i"(RSEQ_SIG)				\
-		     : PDA_RSEQ_CLOBBER, PDA_RSEQ_TMP, "memory", "cc"	\
+		     : PDA_RSEQ_CLOBBER, PDA_RSEQ_RMW_TMP, "memory", "cc"	\
 		     : abort);						\
 	return 0;							\
 abort:									\
@@ -327,32 +331,28 @@ abort:									\
 static __always_inline int						\
 pda_rseq_##op##_##w(struct rseq *rs, void *p0, type v)			\
 {									\
-	int aborted;							\
+	void *cp;							\
 									\
-	__asm__ __volatile__("mov %[ab], #0\n\t"			\
-			     PDA_RSEQ_SECTION(body, "")			\
-			     : [ab] "=&r"(aborted)			\
+	__asm__ __volatile__(PDA_RSEQ_SECTION(body, "")			\
+			     : [cp] "=&r"(cp)				\
 			     : [rs] "r"(rs), [p0] "r"(p0), [v] vcon(v),	\
 			       [sig] "i"(RSEQ_SIG)			\
-			     : PDA_RSEQ_CLOBBER, PDA_RSEQ_TMP, "memory",	\
-			       "cc");					\
-	return aborted;							\
+			     : PDA_RSEQ_TMP, "memory", "cc");		\
+	return !cp;							\
 }
 
 #define PDA_RSEQ_DEFINE_XCHG(w, type, body, after)			\
 static __always_inline int						\
 pda_rseq_xchg_##w(struct rseq *rs, void *p0, type v, void *prev)	\
 {									\
-	int aborted;							\
+	void *cp;							\
 									\
-	__asm__ __volatile__("mov %[ab], #0\n\t"			\
-			     PDA_RSEQ_SECTION(body, after)		\
-			     : [ab] "=&r"(aborted)			\
+	__asm__ __volatile__(PDA_RSEQ_SECTION(body, after)		\
+			     : [cp] "=&r"(cp)				\
 			     : [rs] "r"(rs), [p0] "r"(p0), [v] "r"(v),	\
 			       [prev] "r"(prev), [sig] "i"(RSEQ_SIG)	\
-			     : PDA_RSEQ_CLOBBER, PDA_RSEQ_TMP, "memory",	\
-			       "cc");					\
-	return aborted;							\
+			     : PDA_RSEQ_TMP, "memory", "cc");		\
+	return !cp;							\
 }
 
 #define PDA_RSEQ_DEFINE_CMPXCHG(w, type, body, after)		\
@@ -360,17 +360,15 @@ static __always_inline int						\
 pda_rseq_cmpxchg_##w(struct rseq *rs, void *p0, type old, type v,	\
 		     void *prev)					\
 {									\
-	int aborted;							\
+	void *cp;							\
 									\
-	__asm__ __volatile__("mov %[ab], #0\n\t"			\
-			     PDA_RSEQ_SECTION(body, after)		\
-			     : [ab] "=&r"(aborted)			\
+	__asm__ __volatile__(PDA_RSEQ_SECTION(body, after)		\
+			     : [cp] "=&r"(cp)				\
 			     : [rs] "r"(rs), [p0] "r"(p0),		\
 			       [old] PDA_RSEQ_OLD(old), [v] "r"(v),	\
 			       [prev] "r"(prev), [sig] "i"(RSEQ_SIG)	\
-			     : PDA_RSEQ_CLOBBER, PDA_RSEQ_TMP, "memory",	\
-			       "cc");					\
-	return aborted;							\
+			     : PDA_RSEQ_TMP, "memory", "cc");		\
+	return !cp;							\
 }
 #endif
 

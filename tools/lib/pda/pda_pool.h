@@ -749,9 +749,19 @@ static inline int pda_pool_seg_ready(void)
 						__ATOMIC_RELAXED), 1);
 }
 
+/*
+ * The segment, else, in a process that decided against it (a kernel
+ * without the descriptor, say), rseq or atomics inline too: only the
+ * cases that may load the selector or refuse take the call.
+ */
 static inline int pda_pool_path(void)
 {
-	return pda_pool_seg_ready() ? PDA_POOL_SEGMENT : pda_pool_path_slow();
+	if (pda_pool_seg_ready())
+		return PDA_POOL_SEGMENT;
+	if (__atomic_load_n(&pda_process_mode, __ATOMIC_RELAXED) ==
+	    PDA_MODE_LOCKED)
+		return pda_pool_path_fallback(1);
+	return pda_pool_path_slow();
 }
 
 static inline int pda_pool_read_path(void)

@@ -12,9 +12,9 @@
  *   worker runs, and its handler adds to a counter of its own object,
  *   interrupting the adds above;
  * - in a process that updates through the segment, where glibc
- *   registered rseq, every other thread holds __USER_DS in %fs and so
- *   updates the same copies through rseq critical sections: the two
- *   mix;
+ *   registered rseq, every other group of three threads (one of each
+ *   kind) holds __USER_DS in %fs and so updates the same copies through
+ *   rseq critical sections: the two mix;
  *
  * and then:
  * - every counter summed over the possible CPUs is exactly the number of
@@ -171,7 +171,7 @@ TEST(migrate_signal_exact)
 	TH_LOG("%d threads on %d CPUs, %u rounds each; method %s%s",
 	       nthreads, ncpus, rounds,
 	       pda_pool_method_name(pda_pool_method()),
-	       mixed ? ", every other thread through rseq" : "");
+	       mixed ? ", half the threads through rseq" : "");
 
 	ASSERT_TRUE(signal(SIGALRM, on_alarm) != SIG_ERR);
 	for (i = 0; i < nthreads; i++) {

@@ -60,13 +60,14 @@
  * the other threads of this CPU, which are the only ones that reach this
  * CPU's copy that way; xchg is the one x86 always locks.  The checked
  * calls test the thread's path first, inline (on x86 six instructions:
- * read the selector, compare it with the mode, branch; the rest is out of
- * line).  Code that updates many fields at once can test once, with
- * pda_pool_path(), and then use the raw accessors on pda_pool_field()'s
- * address: where it says PDA_POOL_SEGMENT, pda_pool_add_u32_raw() and
- * the rest (x86 only), each its one instruction; where it says
- * PDA_POOL_RSEQ, pda_rseq_add_u32() and the rest on pda_rseq_area(),
- * each again while it returns 1 (aborted).
+ * read the selector, compare it with the mode, branch; in a process that
+ * uses the segment, the rest is out of line).  Code that updates many
+ * fields at once can test once, with pda_pool_path(), and then use the
+ * raw accessors on pda_pool_field()'s address: where it says
+ * PDA_POOL_SEGMENT, pda_pool_add_u32_raw() and the rest (x86 only), each
+ * its one instruction; where it says PDA_POOL_RSEQ, pda_rseq_add_u32()
+ * and the rest on pda_rseq_area(), each again while it returns 1
+ * (aborted).
  *
  * @off must be a multiple of the field's size (else EINVAL: the field
  * could cross into the next CPU's line; a compile-time error when the
@@ -76,8 +77,9 @@
  * in PDA_MODE_SEGMENT, this thread's %fs holds another selector and glibc
  * registered no rseq (nothing is changed: a locked update from it could
  * race with the unlocked ones), or ENOTSUP when a thread with a null %fs
- * cannot take the selector (pda_init_thread()) or a thread's own rseq
- * registration failed.  A successful call leaves errno alone.
+ * cannot take the selector (pda_init_thread()), or where the process
+ * updates through rseq but this code was built without rseq sections or
+ * the thread has no registration.  A successful call leaves errno alone.
  *
  * Creating and destroying a pool maps and unmaps its memory; allocation
  * and free take the pool's mutex and may call malloc: like malloc(), not
@@ -159,14 +161,35 @@ enum pda_pool_method {
 	PDA_POOL_ATOMIC,	/* atomics on pda_cpu()'s copy */
 };
 
-/* glibc registered rseq for the process's threads, and we have sections. */
-static inline int pda_pool_have_rseq(void)
+/*
+ * Where the segment is not taken, how the process's pools are updated:
+ * PDA_POOL_RSEQ or PDA_POOL_ATOMIC, decided once, by the first pool call
+ * of any library in the process, like pda.h's pda_process_mode; 0 until
+ * then.  Shared, so that code built without rseq sections (older glibc
+ * headers, musl) cannot take atomics on copies another library updates
+ * with rseq: it gets ENOTSUP instead.
+ */
+PDA_SHARED int pda_pool_process_fallback;
+#pragma weak pda_pool_process_fallback
+
+static inline int pda_pool_fallback_method(void)
 {
+	int method = __atomic_load_n(&pda_pool_process_fallback,
+				     __ATOMIC_RELAXED);
+	int undecided = 0;
+
+	if (method)
+		return method;
 #if PDA_HAVE_RSEQ_SECTIONS
-	return __rseq_size != 0;
+	method = __rseq_size ? PDA_POOL_RSEQ : PDA_POOL_ATOMIC;
 #else
-	return 0;
+	method = PDA_POOL_ATOMIC;
 #endif
+	if (!__atomic_compare_exchange_n(&pda_pool_process_fallback,
+					 &undecided, method, 0,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		method = undecided;	/* decided elsewhere first */
+	return method;
 }
 
 /*
@@ -180,7 +203,7 @@ static inline int pda_pool_method(void)
 {
 	if (pda_mode() == PDA_MODE_SEGMENT)
 		return PDA_POOL_SEGMENT;
-	return pda_pool_have_rseq() ? PDA_POOL_RSEQ : PDA_POOL_ATOMIC;
+	return pda_pool_fallback_method();
 }
 
 static inline const char *pda_pool_method_name(int method)
@@ -318,7 +341,9 @@ static inline struct pda_pool *pda_pool_create(size_t size)
 	}
 	pool->base = map;
 	pthread_mutex_init(&pool->lock, NULL);
-	pda_mode();	/* decide it now, for every thread to agree */
+	/* Decide them now, for every thread to agree. */
+	pda_mode();
+	pda_pool_fallback_method();
 	return pool;
 }
 
@@ -691,22 +716,25 @@ static inline unsigned long pda_pool_cmpxchg_ulong_raw(unsigned long *p,
 #endif /* PDA_HAVE_SEGMENT: the raw accessors */
 
 /*
- * Which way a thread without the segment updates a pool: rseq if the
- * process has it (PDA_POOL_BUSY with errno ENOTSUP in a thread whose own
- * registration failed), else atomics if @may_lock (the process is not in
- * PDA_MODE_SEGMENT), else PDA_POOL_BUSY with errno as it is.
+ * Which way a thread without the segment updates a pool: rseq if that is
+ * the process's (PDA_POOL_BUSY with errno ENOTSUP where this code has no
+ * sections, or the thread has no registration), else atomics if
+ * @may_lock (the process is not in PDA_MODE_SEGMENT), else PDA_POOL_BUSY
+ * with errno as it is.
  */
 static inline int pda_pool_path_fallback(int may_lock)
 {
+	if (pda_pool_fallback_method() == PDA_POOL_RSEQ) {
 #if PDA_HAVE_RSEQ_SECTIONS
-	if (pda_pool_have_rseq()) {
-		if ((int32_t)__atomic_load_n(&pda_rseq_area()->cpu_id,
-					     __ATOMIC_RELAXED) >= 0)
+		struct rseq *rs = pda_rseq_area();
+
+		if (rs && (int32_t)__atomic_load_n(&rs->cpu_id,
+						   __ATOMIC_RELAXED) >= 0)
 			return PDA_POOL_RSEQ;
+#endif
 		errno = ENOTSUP;
 		return PDA_POOL_BUSY;
 	}
-#endif
 	return may_lock ? PDA_POOL_ATOMIC : PDA_POOL_BUSY;
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR MIT */
 /*
  * pda_rseq.h: one update of this CPU's copy of a word laid out one
- * 64-byte line per CPU (CPU c's copy at p0 + c * 64: pda.h's slot arrays,
- * pda_pool.h's objects), in one rseq critical section, on the struct rseq
- * glibc registered for the thread (pda_rseq_area()).  Header only.
+ * 64-byte line per CPU (CPU c's copy at p0 + c * 64, a line for every
+ * possible CPU: pda_pool.h's objects), in one rseq critical section, on
+ * the struct rseq glibc registered for the thread (pda_rseq_area()).
+ * Header only.
  *
  * Each section reads cpu_id, computes the copy, and ends with the one
  * instruction that commits the update (its store); if the thread is
@@ -25,7 +26,9 @@
  * and pda_rseq_cmpxchg_*() also store the copy's value before in *@prev,
  * of the same type, when they commit (cmpxchg commits whether or not it
  * stores).  The caller makes sure cpu_id is not negative: the sections
- * do not check it, and a thread whose registration failed has -2 there.
+ * do not check it (glibc 2.35 and later end the process rather than run
+ * a thread whose registration failed, but other registrars may leave -2
+ * there).
  *
  * The sections: x86 ends with one instruction on the copy (an add on
  * memory, a cmpxchg without lock); ARM and arm64 load, compute and store.
@@ -44,8 +47,11 @@
 
 #include "pda.h"
 
-#if defined(PDA_HAVE_GLIBC_RSEQ) && (PDA_X86_32 || PDA_X86_64 || \
-	(defined(__arm__) && defined(__ARMEL__)) || defined(__aarch64__))
+/* ARM: little-endian, and movw/movt (ARMv6T2 and later). */
+#if defined(PDA_HAVE_GLIBC_RSEQ) && (PDA_X86_32 || PDA_X86_64 ||	\
+	(defined(__arm__) && defined(__ARMEL__) &&			\
+	 (__ARM_ARCH >= 7 || defined(__ARM_ARCH_6T2__))) ||		\
+	defined(__aarch64__))
 #define PDA_HAVE_RSEQ_SECTIONS	1
 #else
 #define PDA_HAVE_RSEQ_SECTIONS	0

@@ -242,10 +242,10 @@ ARCHES = {a.name: a for a in (
          "thread on every CPU at once (cpu_agree_all_at_once) ran out of "
          "900 s (RCU reported a stall at 300 s; 115 of QEMU's 130 threads "
          "were running guest code, 1 waiting for its global lock), and at "
-         "64 every test passed but tlb_mprotect, whose first case alone "
-         "took 27 min (each flush's check faults on every worker, from 8 "
-         "CPUs each): 69 min into the kind's 90, its second case was "
-         "still running",
+         "64 every test that ended passed, but tlb_mprotect's first case "
+         "alone took 27 min (each flush's check faults on every worker, "
+         "from 8 CPUs each): 69 min into the kind's 90, its second case "
+         "was still running",
          **_ARM),
 )}
 

@@ -172,14 +172,11 @@ enum pda_pool_method {
 PDA_SHARED int pda_pool_process_fallback;
 #pragma weak pda_pool_process_fallback
 
-static inline int pda_pool_fallback_method(void)
+/* The first call's decision, out of line: once per process. */
+static __attribute_noinline__ int pda_pool_fallback_decide(void)
 {
-	int method = __atomic_load_n(&pda_pool_process_fallback,
-				     __ATOMIC_RELAXED);
-	int undecided = 0;
+	int undecided = 0, method;
 
-	if (method)
-		return method;
 #if PDA_HAVE_RSEQ_SECTIONS
 	method = __rseq_size ? PDA_POOL_RSEQ : PDA_POOL_ATOMIC;
 #else
@@ -190,6 +187,14 @@ static inline int pda_pool_fallback_method(void)
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		method = undecided;	/* decided elsewhere first */
 	return method;
+}
+
+static inline int pda_pool_fallback_method(void)
+{
+	int method = __atomic_load_n(&pda_pool_process_fallback,
+				     __ATOMIC_RELAXED);
+
+	return method ? method : pda_pool_fallback_decide();
 }
 
 /*

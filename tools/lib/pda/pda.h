@@ -634,19 +634,16 @@ static inline int32_t *pda_getcpu_cache_register(void)
 #endif
 
 /*
- * This thread's struct rseq, the one glibc 2.35 and later registered, or
- * NULL: no such glibc, or it registered none (__rseq_size 0: rseq(2)
- * failed, as on a kernel without CONFIG_RSEQ, or the glibc.pthread.rseq=0
- * tunable turned it off).  Its cpu_id is negative in a thread whose own
+ * This thread's struct rseq where glibc 2.35 or later registered rseq in
+ * the process (__rseq_size is not 0): the thread pointer plus
+ * __rseq_offset.  Its cpu_id is negative in a thread whose own
  * registration failed.
  */
 #ifdef PDA_HAVE_GLIBC_RSEQ
-static inline struct rseq *pda_rseq_area(void)
+static inline struct rseq *pda_rseq_area_raw(void)
 {
 	char *tp;
 
-	if (!__rseq_size)
-		return NULL;
 	/*
 	 * The thread pointer __rseq_offset is relative to.  On x86 the
 	 * TCB's first word points to itself, so %gs:0 (i386) or %fs:0
@@ -661,6 +658,16 @@ static inline struct rseq *pda_rseq_area(void)
 	tp = (char *)__builtin_thread_pointer();
 #endif
 	return (struct rseq *)(tp + __rseq_offset);
+}
+
+/*
+ * The same, or NULL: no such glibc, or it registered none (__rseq_size
+ * 0: rseq(2) failed, as on a kernel without CONFIG_RSEQ, or the
+ * glibc.pthread.rseq=0 tunable turned it off).
+ */
+static inline struct rseq *pda_rseq_area(void)
+{
+	return __rseq_size ? pda_rseq_area_raw() : NULL;
 }
 #endif
 

@@ -731,10 +731,10 @@ static inline int pda_pool_path_fallback(int may_lock)
 {
 	if (pda_pool_fallback_method() == PDA_POOL_RSEQ) {
 #if PDA_HAVE_RSEQ_SECTIONS
-		struct rseq *rs = pda_rseq_area();
+		/* Decided where __rseq_size is not 0: no test of it here. */
+		struct rseq *rs = pda_rseq_area_raw();
 
-		if (rs && (int32_t)__atomic_load_n(&rs->cpu_id,
-						   __ATOMIC_RELAXED) >= 0)
+		if ((int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED) >= 0)
 			return PDA_POOL_RSEQ;
 #endif
 		errno = ENOTSUP;
@@ -846,7 +846,7 @@ static inline void *pda_pool_this_cpu(const struct pda_pool *pool, void *p)
 static __always_inline void
 pda_pool_rmw_u32_rseq(enum pda_pool_op op, uint32_t *p, uint32_t v)
 {
-	struct rseq *rs = pda_rseq_area();
+	struct rseq *rs = pda_rseq_area_raw();
 	int aborted = 0;
 
 	do {
@@ -874,7 +874,7 @@ static __always_inline void
 pda_pool_rmw_ulong_rseq(enum pda_pool_op op, unsigned long *p,
 			unsigned long v)
 {
-	struct rseq *rs = pda_rseq_area();
+	struct rseq *rs = pda_rseq_area_raw();
 	int aborted = 0;
 
 	do {
@@ -1055,7 +1055,7 @@ static inline int pda_pool_xchg_u32(struct pda_pool *pool, void *obj,
 #endif
 #if PDA_HAVE_RSEQ_SECTIONS
 	case PDA_POOL_RSEQ:
-		while (pda_rseq_xchg_u32(pda_rseq_area(), p, v, prev))
+		while (pda_rseq_xchg_u32(pda_rseq_area_raw(), p, v, prev))
 			;
 		return 0;
 #endif
@@ -1083,7 +1083,7 @@ static inline int pda_pool_xchg_ulong(struct pda_pool *pool, void *obj,
 #endif
 #if PDA_HAVE_RSEQ_SECTIONS
 	case PDA_POOL_RSEQ:
-		while (pda_rseq_xchg_ulong(pda_rseq_area(), p, v, prev))
+		while (pda_rseq_xchg_ulong(pda_rseq_area_raw(), p, v, prev))
 			;
 		return 0;
 #endif
@@ -1112,7 +1112,8 @@ static inline int pda_pool_cmpxchg_u32(struct pda_pool *pool, void *obj,
 #endif
 #if PDA_HAVE_RSEQ_SECTIONS
 	case PDA_POOL_RSEQ:
-		while (pda_rseq_cmpxchg_u32(pda_rseq_area(), p, old, v, prev))
+		while (pda_rseq_cmpxchg_u32(pda_rseq_area_raw(), p, old, v,
+					    prev))
 			;
 		return 0;
 #endif
@@ -1142,8 +1143,8 @@ static inline int pda_pool_cmpxchg_ulong(struct pda_pool *pool, void *obj,
 #endif
 #if PDA_HAVE_RSEQ_SECTIONS
 	case PDA_POOL_RSEQ:
-		while (pda_rseq_cmpxchg_ulong(pda_rseq_area(), p, old, v,
-					      prev))
+		while (pda_rseq_cmpxchg_ulong(pda_rseq_area_raw(), p, old,
+					      v, prev))
 			;
 		return 0;
 #endif

@@ -28,7 +28,15 @@
  * stores).  The caller makes sure cpu_id is not negative: the sections
  * do not check it (glibc 2.35 and later end the process rather than run
  * a thread whose registration failed, but other registrars may leave -2
- * there).
+ * there).  Nor do they bound it: the kernel's cpu_id is below nr_cpu_ids,
+ * the last CPU of /sys/devices/system/cpu/possible plus one, which is
+ * what pda_possible_cpus() returns and what sizes a pool.
+ *
+ * After a section rs->rseq_cs still points at its descriptor until the
+ * kernel next preempts or signals the thread and clears it, and if the
+ * descriptor is unmapped by then, the kernel sends the thread SIGSEGV.
+ * So a shared library with sections must not be unloaded while its
+ * sections may have run: link it, or dlopen() it with RTLD_NODELETE.
  *
  * The sections: x86 ends with one instruction on the copy (an add on
  * memory, a cmpxchg without lock); ARM and arm64 load, compute and store.

@@ -569,7 +569,7 @@ pda_pool_field(const struct pda_pool *pool, void *obj, size_t off,
 	return (unsigned char *)obj + pda_pool_disp(pool, off);
 }
 
-/* The read-modify-writes and the store, one function per width. */
+/* The read-modify-writes and the store. */
 enum pda_pool_op {
 	PDA_POOL_OP_ADD,
 	PDA_POOL_OP_AND,
@@ -837,113 +837,120 @@ static inline void *pda_pool_this_cpu(const struct pda_pool *pool, void *p)
 	return (unsigned char *)p + (size_t)cpu * PDA_POOL_LINE;
 }
 
+/*
+ * Below, each accessor is written once for both widths, like the
+ * kernel's __pcpu_size_call(): @size is the field's, sizeof(uint32_t) or
+ * sizeof(unsigned long), a constant once inlined, so every test of it
+ * folds away (and where long has 32 bits both widths take the same
+ * code).  The _u32 and _ulong functions at the end give each width its
+ * types.
+ */
+#define PDA_POOL_IS_U32(size)	((size) == sizeof(uint32_t))
+
+#if PDA_HAVE_SEGMENT
+/* The raw read-modify-write or store of the field at @p, either width. */
+static __always_inline void
+pda_pool_rmw_raw(enum pda_pool_op op, void *p, unsigned long v, size_t size)
+{
+	if (PDA_POOL_IS_U32(size))
+		pda_pool_rmw_u32_raw(op, p, v);
+	else
+		pda_pool_rmw_ulong_raw(op, p, v);
+}
+#endif
+
 #if PDA_HAVE_RSEQ_SECTIONS
 /*
  * The rseq accessors: one critical section on the field at @p (CPU 0's
  * copy), again until the kernel lets it commit.  Only where
  * pda_pool_path() said PDA_POOL_RSEQ in this thread.
  */
-static __always_inline void
-pda_pool_rmw_u32_rseq(enum pda_pool_op op, uint32_t *p, uint32_t v)
+static __always_inline int
+pda_pool_rmw_rseq_once(struct rseq *rs, enum pda_pool_op op, void *p,
+		       unsigned long v, size_t size)
 {
-	struct rseq *rs = pda_rseq_area_raw();
-	int aborted = 0;
+	int u32 = PDA_POOL_IS_U32(size);
 
-	do {
-		switch (op) {
-		case PDA_POOL_OP_ADD:
-			aborted = pda_rseq_add_u32(rs, p, v);
-			break;
-		case PDA_POOL_OP_AND:
-			aborted = pda_rseq_and_u32(rs, p, v);
-			break;
-		case PDA_POOL_OP_OR:
-			aborted = pda_rseq_or_u32(rs, p, v);
-			break;
-		case PDA_POOL_OP_XOR:
-			aborted = pda_rseq_xor_u32(rs, p, v);
-			break;
-		case PDA_POOL_OP_STORE:
-			aborted = pda_rseq_store_u32(rs, p, v);
-			break;
-		}
-	} while (aborted);
+	switch (op) {
+	case PDA_POOL_OP_ADD:
+		return u32 ? pda_rseq_add_u32(rs, p, v) :
+			     pda_rseq_add_ulong(rs, p, v);
+	case PDA_POOL_OP_AND:
+		return u32 ? pda_rseq_and_u32(rs, p, v) :
+			     pda_rseq_and_ulong(rs, p, v);
+	case PDA_POOL_OP_OR:
+		return u32 ? pda_rseq_or_u32(rs, p, v) :
+			     pda_rseq_or_ulong(rs, p, v);
+	case PDA_POOL_OP_XOR:
+		return u32 ? pda_rseq_xor_u32(rs, p, v) :
+			     pda_rseq_xor_ulong(rs, p, v);
+	case PDA_POOL_OP_STORE:
+		return u32 ? pda_rseq_store_u32(rs, p, v) :
+			     pda_rseq_store_ulong(rs, p, v);
+	}
+	return 0;
 }
 
 static __always_inline void
-pda_pool_rmw_ulong_rseq(enum pda_pool_op op, unsigned long *p,
-			unsigned long v)
+pda_pool_rmw_rseq(enum pda_pool_op op, void *p, unsigned long v, size_t size)
 {
 	struct rseq *rs = pda_rseq_area_raw();
-	int aborted = 0;
 
-	do {
-		switch (op) {
-		case PDA_POOL_OP_ADD:
-			aborted = pda_rseq_add_ulong(rs, p, v);
-			break;
-		case PDA_POOL_OP_AND:
-			aborted = pda_rseq_and_ulong(rs, p, v);
-			break;
-		case PDA_POOL_OP_OR:
-			aborted = pda_rseq_or_ulong(rs, p, v);
-			break;
-		case PDA_POOL_OP_XOR:
-			aborted = pda_rseq_xor_ulong(rs, p, v);
-			break;
-		case PDA_POOL_OP_STORE:
-			aborted = pda_rseq_store_ulong(rs, p, v);
-			break;
-		}
-	} while (aborted);
+	while (pda_pool_rmw_rseq_once(rs, op, p, v, size))
+		;
+}
+
+/* The value before in *@prev, of the field's width. */
+static __always_inline void
+pda_pool_xchg_rseq(void *p, unsigned long v, void *prev, size_t size)
+{
+	struct rseq *rs = pda_rseq_area_raw();
+
+	while (PDA_POOL_IS_U32(size) ? pda_rseq_xchg_u32(rs, p, v, prev) :
+				       pda_rseq_xchg_ulong(rs, p, v, prev))
+		;
+}
+
+static __always_inline void
+pda_pool_cmpxchg_rseq(void *p, unsigned long old, unsigned long v,
+		      void *prev, size_t size)
+{
+	struct rseq *rs = pda_rseq_area_raw();
+
+	while (PDA_POOL_IS_U32(size) ?
+	       pda_rseq_cmpxchg_u32(rs, p, old, v, prev) :
+	       pda_rseq_cmpxchg_ulong(rs, p, old, v, prev))
+		;
 }
 #endif /* PDA_HAVE_RSEQ_SECTIONS */
 
-/* The atomic accessors, on this CPU's copy @p. */
-static __always_inline void
-pda_pool_rmw_u32_atomic(enum pda_pool_op op, uint32_t *p, uint32_t v)
-{
-	switch (op) {
-	case PDA_POOL_OP_ADD:
-		__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_AND:
-		__atomic_fetch_and(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_OR:
-		__atomic_fetch_or(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_XOR:
-		__atomic_fetch_xor(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_STORE:
-		__atomic_store_n(p, v, __ATOMIC_RELAXED);
-		break;
-	}
-}
-
-static __always_inline void
-pda_pool_rmw_ulong_atomic(enum pda_pool_op op, unsigned long *p,
-			  unsigned long v)
-{
-	switch (op) {
-	case PDA_POOL_OP_ADD:
-		__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_AND:
-		__atomic_fetch_and(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_OR:
-		__atomic_fetch_or(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_XOR:
-		__atomic_fetch_xor(p, v, __ATOMIC_RELAXED);
-		break;
-	case PDA_POOL_OP_STORE:
-		__atomic_store_n(p, v, __ATOMIC_RELAXED);
-		break;
-	}
-}
+/*
+ * The atomic accessors, on this CPU's copy *@ptr, of either type: the
+ * __atomic builtins take the width from it.
+ */
+#define pda_pool_rmw_atomic(ptr, op, val)				\
+	do {								\
+		__typeof__(ptr) q_ = (ptr);				\
+		__typeof__(*q_) v_ = (val);				\
+									\
+		switch (op) {						\
+		case PDA_POOL_OP_ADD:					\
+			__atomic_fetch_add(q_, v_, __ATOMIC_RELAXED);	\
+			break;						\
+		case PDA_POOL_OP_AND:					\
+			__atomic_fetch_and(q_, v_, __ATOMIC_RELAXED);	\
+			break;						\
+		case PDA_POOL_OP_OR:					\
+			__atomic_fetch_or(q_, v_, __ATOMIC_RELAXED);	\
+			break;						\
+		case PDA_POOL_OP_XOR:					\
+			__atomic_fetch_xor(q_, v_, __ATOMIC_RELAXED);	\
+			break;						\
+		case PDA_POOL_OP_STORE:					\
+			__atomic_store_n(q_, v_, __ATOMIC_RELAXED);	\
+			break;						\
+		}							\
+	} while (0)
 
 /* The path of an update of a @size-byte field at @off, or BUSY (EINVAL). */
 static __always_inline int pda_pool_update_path(size_t off, size_t size)
@@ -961,49 +968,28 @@ static __always_inline int pda_pool_update_path(size_t off, size_t size)
  * when); loads and sums fail only on a misaligned @off (0, errno EINVAL).
  */
 static __always_inline int
-pda_pool_rmw_u32(struct pda_pool *pool, void *obj, size_t off,
-		 enum pda_pool_op op, uint32_t v)
+pda_pool_rmw(struct pda_pool *pool, void *obj, size_t off,
+	     enum pda_pool_op op, unsigned long v, size_t size)
 {
-	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
+	void *p = pda_pool_field(pool, obj, off, size), *q;
 
-	switch (pda_pool_update_path(off, sizeof(*p))) {
+	switch (pda_pool_update_path(off, size)) {
 #if PDA_HAVE_SEGMENT
 	case PDA_POOL_SEGMENT:
-		pda_pool_rmw_u32_raw(op, p, v);
+		pda_pool_rmw_raw(op, p, v, size);
 		return 0;
 #endif
 #if PDA_HAVE_RSEQ_SECTIONS
 	case PDA_POOL_RSEQ:
-		pda_pool_rmw_u32_rseq(op, p, v);
+		pda_pool_rmw_rseq(op, p, v, size);
 		return 0;
 #endif
 	case PDA_POOL_ATOMIC:
-		pda_pool_rmw_u32_atomic(op, pda_pool_this_cpu(pool, p), v);
-		return 0;
-	default:
-		return -1;
-	}
-}
-
-static __always_inline int
-pda_pool_rmw_ulong(struct pda_pool *pool, void *obj, size_t off,
-		   enum pda_pool_op op, unsigned long v)
-{
-	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
-
-	switch (pda_pool_update_path(off, sizeof(*p))) {
-#if PDA_HAVE_SEGMENT
-	case PDA_POOL_SEGMENT:
-		pda_pool_rmw_ulong_raw(op, p, v);
-		return 0;
-#endif
-#if PDA_HAVE_RSEQ_SECTIONS
-	case PDA_POOL_RSEQ:
-		pda_pool_rmw_ulong_rseq(op, p, v);
-		return 0;
-#endif
-	case PDA_POOL_ATOMIC:
-		pda_pool_rmw_ulong_atomic(op, pda_pool_this_cpu(pool, p), v);
+		q = pda_pool_this_cpu(pool, p);
+		if (PDA_POOL_IS_U32(size))
+			pda_pool_rmw_atomic((uint32_t *)q, op, (uint32_t)v);
+		else
+			pda_pool_rmw_atomic((unsigned long *)q, op, v);
 		return 0;
 	default:
 		return -1;
@@ -1011,86 +997,61 @@ pda_pool_rmw_ulong(struct pda_pool *pool, void *obj, size_t off,
 }
 
 /* This CPU's copy of the field. */
-static inline uint32_t pda_pool_load_u32(struct pda_pool *pool, void *obj,
-					 size_t off)
+static __always_inline unsigned long
+pda_pool_load(struct pda_pool *pool, void *obj, size_t off, size_t size)
 {
-	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
+	void *p = pda_pool_field(pool, obj, off, size), *q;
 
-	if (pda_pool_bad_offset(off, sizeof(*p)))
+	if (pda_pool_bad_offset(off, size))
 		return 0;
 #if PDA_HAVE_SEGMENT
 	if (pda_pool_read_path() == PDA_POOL_SEGMENT)
-		return pda_pool_load_u32_raw(p);
+		return PDA_POOL_IS_U32(size) ? pda_pool_load_u32_raw(p) :
+					       pda_pool_load_ulong_raw(p);
 #endif
-	return __atomic_load_n((uint32_t *)pda_pool_this_cpu(pool, p),
-			       __ATOMIC_RELAXED);
+	q = pda_pool_this_cpu(pool, p);
+	return PDA_POOL_IS_U32(size) ?
+	       __atomic_load_n((uint32_t *)q, __ATOMIC_RELAXED) :
+	       __atomic_load_n((unsigned long *)q, __ATOMIC_RELAXED);
 }
 
-static inline unsigned long pda_pool_load_ulong(struct pda_pool *pool,
-						void *obj, size_t off)
+/* *@prev, of the field's width, = @v. */
+static __always_inline void pda_pool_put(void *prev, unsigned long v,
+					 size_t size)
 {
-	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
-
-	if (pda_pool_bad_offset(off, sizeof(*p)))
-		return 0;
-#if PDA_HAVE_SEGMENT
-	if (pda_pool_read_path() == PDA_POOL_SEGMENT)
-		return pda_pool_load_ulong_raw(p);
-#endif
-	return __atomic_load_n((unsigned long *)pda_pool_this_cpu(pool, p),
-			       __ATOMIC_RELAXED);
+	if (PDA_POOL_IS_U32(size))
+		*(uint32_t *)prev = v;
+	else
+		*(unsigned long *)prev = v;
 }
 
 /* Stores @v in this CPU's copy; the value before in *@prev. */
-static inline int pda_pool_xchg_u32(struct pda_pool *pool, void *obj,
-				    size_t off, uint32_t v, uint32_t *prev)
+static __always_inline int
+pda_pool_xchg(struct pda_pool *pool, void *obj, size_t off, unsigned long v,
+	      void *prev, size_t size)
 {
-	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
+	void *p = pda_pool_field(pool, obj, off, size), *q;
 
-	switch (pda_pool_update_path(off, sizeof(*p))) {
+	switch (pda_pool_update_path(off, size)) {
 #if PDA_HAVE_SEGMENT
 	case PDA_POOL_SEGMENT:
-		*prev = pda_pool_xchg_u32_raw(p, v);
+		pda_pool_put(prev, PDA_POOL_IS_U32(size) ?
+				   pda_pool_xchg_u32_raw(p, v) :
+				   pda_pool_xchg_ulong_raw(p, v), size);
 		return 0;
 #endif
 #if PDA_HAVE_RSEQ_SECTIONS
 	case PDA_POOL_RSEQ:
-		while (pda_rseq_xchg_u32(pda_rseq_area_raw(), p, v, prev))
-			;
+		pda_pool_xchg_rseq(p, v, prev, size);
 		return 0;
 #endif
 	case PDA_POOL_ATOMIC:
-		*prev = __atomic_exchange_n((uint32_t *)
-					    pda_pool_this_cpu(pool, p), v,
-					    __ATOMIC_RELAXED);
-		return 0;
-	default:
-		return -1;
-	}
-}
-
-static inline int pda_pool_xchg_ulong(struct pda_pool *pool, void *obj,
-				      size_t off, unsigned long v,
-				      unsigned long *prev)
-{
-	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
-
-	switch (pda_pool_update_path(off, sizeof(*p))) {
-#if PDA_HAVE_SEGMENT
-	case PDA_POOL_SEGMENT:
-		*prev = pda_pool_xchg_ulong_raw(p, v);
-		return 0;
-#endif
-#if PDA_HAVE_RSEQ_SECTIONS
-	case PDA_POOL_RSEQ:
-		while (pda_rseq_xchg_ulong(pda_rseq_area_raw(), p, v, prev))
-			;
-		return 0;
-#endif
-	case PDA_POOL_ATOMIC:
-		*prev = __atomic_exchange_n((unsigned long *)
-					    pda_pool_this_cpu(pool, p), v,
-					    __ATOMIC_RELAXED);
+		q = pda_pool_this_cpu(pool, p);
+		pda_pool_put(prev, PDA_POOL_IS_U32(size) ?
+			     __atomic_exchange_n((uint32_t *)q, v,
+						 __ATOMIC_RELAXED) :
+			     __atomic_exchange_n((unsigned long *)q, v,
+						 __ATOMIC_RELAXED), size);
 		return 0;
 	default:
 		return -1;
@@ -1098,62 +1059,38 @@ static inline int pda_pool_xchg_ulong(struct pda_pool *pool, void *obj,
 }
 
 /* Stores @v in this CPU's copy if it holds @old; the value before: *@prev. */
-static inline int pda_pool_cmpxchg_u32(struct pda_pool *pool, void *obj,
-				       size_t off, uint32_t old, uint32_t v,
-				       uint32_t *prev)
+static __always_inline int
+pda_pool_cmpxchg(struct pda_pool *pool, void *obj, size_t off,
+		 unsigned long old, unsigned long v, void *prev, size_t size)
 {
-	uint32_t *p = pda_pool_field(pool, obj, off, sizeof(*p));
+	void *p = pda_pool_field(pool, obj, off, size), *q;
+	uint32_t old32 = old;
 
-	switch (pda_pool_update_path(off, sizeof(*p))) {
+	switch (pda_pool_update_path(off, size)) {
 #if PDA_HAVE_SEGMENT
 	case PDA_POOL_SEGMENT:
-		*prev = pda_pool_cmpxchg_u32_raw(p, old, v);
+		pda_pool_put(prev, PDA_POOL_IS_U32(size) ?
+				   pda_pool_cmpxchg_u32_raw(p, old, v) :
+				   pda_pool_cmpxchg_ulong_raw(p, old, v), size);
 		return 0;
 #endif
 #if PDA_HAVE_RSEQ_SECTIONS
 	case PDA_POOL_RSEQ:
-		while (pda_rseq_cmpxchg_u32(pda_rseq_area_raw(), p, old, v,
-					    prev))
-			;
+		pda_pool_cmpxchg_rseq(p, old, v, prev, size);
 		return 0;
 #endif
 	case PDA_POOL_ATOMIC:
-		__atomic_compare_exchange_n((uint32_t *)
-					    pda_pool_this_cpu(pool, p), &old,
-					    v, 0, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED);
-		*prev = old;
-		return 0;
-	default:
-		return -1;
-	}
-}
-
-static inline int pda_pool_cmpxchg_ulong(struct pda_pool *pool, void *obj,
-					 size_t off, unsigned long old,
-					 unsigned long v, unsigned long *prev)
-{
-	unsigned long *p = pda_pool_field(pool, obj, off, sizeof(*p));
-
-	switch (pda_pool_update_path(off, sizeof(*p))) {
-#if PDA_HAVE_SEGMENT
-	case PDA_POOL_SEGMENT:
-		*prev = pda_pool_cmpxchg_ulong_raw(p, old, v);
-		return 0;
-#endif
-#if PDA_HAVE_RSEQ_SECTIONS
-	case PDA_POOL_RSEQ:
-		while (pda_rseq_cmpxchg_ulong(pda_rseq_area_raw(), p, old,
-					      v, prev))
-			;
-		return 0;
-#endif
-	case PDA_POOL_ATOMIC:
-		__atomic_compare_exchange_n((unsigned long *)
-					    pda_pool_this_cpu(pool, p), &old,
-					    v, 0, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED);
-		*prev = old;
+		/* The value found is left in old32 or old. */
+		q = pda_pool_this_cpu(pool, p);
+		if (PDA_POOL_IS_U32(size))
+			__atomic_compare_exchange_n((uint32_t *)q, &old32, v,
+						    0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+		else
+			__atomic_compare_exchange_n((unsigned long *)q, &old,
+						    v, 0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+		pda_pool_put(prev, PDA_POOL_IS_U32(size) ? old32 : old, size);
 		return 0;
 	default:
 		return -1;
@@ -1166,34 +1103,89 @@ static inline int pda_pool_cmpxchg_ulong(struct pda_pool *pool, void *obj,
  * 0), so a wider sum would be wrong.  0 and errno EINVAL for a misaligned
  * @off.  The copies are read one by one, while others may update them.
  */
+static __always_inline unsigned long
+pda_pool_sum(struct pda_pool *pool, void *obj, size_t off, size_t size)
+{
+	unsigned long sum = 0;
+	void *q;
+	int cpu;
+
+	if (pda_pool_bad_offset(off, size))
+		return 0;
+	for (cpu = 0; cpu < pool->cpus; cpu++) {
+		q = pda_pool_cpu_ptr(pool, obj, off, cpu);
+		sum += PDA_POOL_IS_U32(size) ?
+		       __atomic_load_n((uint32_t *)q, __ATOMIC_RELAXED) :
+		       __atomic_load_n((unsigned long *)q, __ATOMIC_RELAXED);
+	}
+	/* The u32 wrapper's return truncates: a 32-bit sum. */
+	return sum;
+}
+
+/* Each width's types on the accessors above. */
+static __always_inline int
+pda_pool_rmw_u32(struct pda_pool *pool, void *obj, size_t off,
+		 enum pda_pool_op op, uint32_t v)
+{
+	return pda_pool_rmw(pool, obj, off, op, v, sizeof(v));
+}
+
+static __always_inline int
+pda_pool_rmw_ulong(struct pda_pool *pool, void *obj, size_t off,
+		   enum pda_pool_op op, unsigned long v)
+{
+	return pda_pool_rmw(pool, obj, off, op, v, sizeof(v));
+}
+
+static inline uint32_t pda_pool_load_u32(struct pda_pool *pool, void *obj,
+					 size_t off)
+{
+	return pda_pool_load(pool, obj, off, sizeof(uint32_t));
+}
+
+static inline unsigned long pda_pool_load_ulong(struct pda_pool *pool,
+						void *obj, size_t off)
+{
+	return pda_pool_load(pool, obj, off, sizeof(unsigned long));
+}
+
+static inline int pda_pool_xchg_u32(struct pda_pool *pool, void *obj,
+				    size_t off, uint32_t v, uint32_t *prev)
+{
+	return pda_pool_xchg(pool, obj, off, v, prev, sizeof(v));
+}
+
+static inline int pda_pool_xchg_ulong(struct pda_pool *pool, void *obj,
+				      size_t off, unsigned long v,
+				      unsigned long *prev)
+{
+	return pda_pool_xchg(pool, obj, off, v, prev, sizeof(v));
+}
+
+static inline int pda_pool_cmpxchg_u32(struct pda_pool *pool, void *obj,
+				       size_t off, uint32_t old, uint32_t v,
+				       uint32_t *prev)
+{
+	return pda_pool_cmpxchg(pool, obj, off, old, v, prev, sizeof(v));
+}
+
+static inline int pda_pool_cmpxchg_ulong(struct pda_pool *pool, void *obj,
+					 size_t off, unsigned long old,
+					 unsigned long v, unsigned long *prev)
+{
+	return pda_pool_cmpxchg(pool, obj, off, old, v, prev, sizeof(v));
+}
+
 static inline uint32_t pda_pool_sum_u32(struct pda_pool *pool, void *obj,
 					size_t off)
 {
-	uint32_t sum = 0;
-	int cpu;
-
-	if (pda_pool_bad_offset(off, sizeof(sum)))
-		return 0;
-	for (cpu = 0; cpu < pool->cpus; cpu++)
-		sum += __atomic_load_n((uint32_t *)pda_pool_cpu_ptr(pool, obj,
-								    off, cpu),
-				       __ATOMIC_RELAXED);
-	return sum;
+	return pda_pool_sum(pool, obj, off, sizeof(uint32_t));
 }
 
 static inline unsigned long pda_pool_sum_ulong(struct pda_pool *pool,
 					       void *obj, size_t off)
 {
-	unsigned long sum = 0;
-	int cpu;
-
-	if (pda_pool_bad_offset(off, sizeof(sum)))
-		return 0;
-	for (cpu = 0; cpu < pool->cpus; cpu++)
-		sum += __atomic_load_n((unsigned long *)
-				       pda_pool_cpu_ptr(pool, obj, off, cpu),
-				       __ATOMIC_RELAXED);
-	return sum;
+	return pda_pool_sum(pool, obj, off, sizeof(unsigned long));
 }
 
 #define pda_pool_add_u32(pool, obj, off, v)				\

@@ -297,6 +297,18 @@ def section(state, repo=None):
         "of a fresh pool take, times the possible CPUs): a pool has a line "
         "per possible CPU in each row, and small objects share lines.", "",
         memory_table(state), "",
+        "librseq's per-CPU allocator (`rseq_mempool`, as of librseq "
+        "cbdabc4) rounds an item up to a power of two, at least a pointer, "
+        "and by default (`RSEQ_MEMPOOL_POPULATE_COW_INIT`) keeps one more "
+        "copy for initial values: an object of 1, 16 or 256 counters takes "
+        "8 (4 in a 32-bit program), 64 or 1024 bytes in each of possible "
+        "CPUs + 1 strides. Its strides give each CPU pages of its own, so "
+        "the copies of a CPU that never writes stay unpopulated "
+        "(copy-on-write); a 4 KiB page of a pool holds 64 lines side by "
+        "side, every CPU's of its rows (64 CPUs' where there are more), so "
+        "one CPU's first write to a row populates the other CPUs' lines "
+        "in its page too: with many possible CPUs and few running, the "
+        "pool holds more resident memory.", "",
         "### On the host (core cycles per update, native, segbench's "
         "`pool.*` rows)", "",
         f"{m.get('cpu_model', '?')} ({m.get('cpu_id', '?')}), kernel "

@@ -171,7 +171,10 @@ for _n in SCALE_BASES:
     TARGETS[f"{_n}-scale"] = variant(
         _t, f"{_n}-scale", cpus=_t.arch.scale_cpus,
         machine=_t.arch.scale_machine, memory="2G",
-        fragments=_t.fragments + (f"scale-{_t.arch.name}",))
+        fragments=_t.fragments + (f"scale-{_t.arch.name}",),
+        # Its cost boots take -icount only where the base kind's SMP
+        # guests run under it (scale.cost_boot()).
+        icount_cpus=_t.icount_cpus)
 TARGETS["arm64-scale-tlbi-off"] = variant(TARGETS["arm64-scale"],
                                           "arm64-scale-tlbi-off",
                                           kernel="arm64-scale", append="")

@@ -173,7 +173,7 @@ run(enum kind kind, struct ctx c, unsigned int counters, unsigned long n)
 #endif
 #if PDA_HAVE_RSEQ_SECTIONS
 		case PDA_POOL_RSEQ:
-			c.rs = pda_rseq_area();
+			c.rs = pda_rseq_area_raw();
 			update(K_RSEQ, c, counters);
 			break;
 #endif

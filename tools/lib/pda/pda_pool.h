@@ -66,8 +66,8 @@
  * raw accessors on pda_pool_field()'s address: where it says
  * PDA_POOL_SEGMENT, pda_pool_add_u32_raw() and the rest (x86 only), each
  * its one instruction; where it says PDA_POOL_RSEQ, pda_rseq_add_u32()
- * and the rest on pda_rseq_area(), each again while it returns 1
- * (aborted).
+ * and the rest on pda_rseq_area_raw() (the path was RSEQ: glibc
+ * registered rseq), each again while it returns 1 (aborted).
  *
  * @off must be a multiple of the field's size (else EINVAL: the field
  * could cross into the next CPU's line; a compile-time error when the

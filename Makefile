@@ -6,7 +6,7 @@
 PDA := scripts/pda
 
 .PHONY: run check check-full bench debian-configs randconfigs patches deb \
-	distro scale deps clean
+	distro scale memcached deps clean
 
 run: deps
 	$(PDA) run
@@ -47,6 +47,12 @@ distro: deps
 scale: deps
 	$(PDA) scale $(if $(TARGET),--target $(TARGET)) \
 		$(if $(SEED),--seed $(SEED))
+
+# memcached 1.6.18 unmodified and with its worker stats on a pda_pool
+# (users/memcached): its own make test, an exact-stats check, server CPU
+# per request (results/MEMCACHED.md).
+memcached: deps
+	$(PDA) memcached
 
 deps:
 	@scripts/deps

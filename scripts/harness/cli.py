@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Command line: pda check | check-full | run | bench | patches | deb |
-distro | scale."""
+distro | scale | memcached."""
 
 import argparse
 import sys
 
 from . import bench, benchparts, bisect, check, checkfull, deb, distro, \
-    debconfig, export, quick, randconfig, run, scale
+    debconfig, export, memcached, quick, randconfig, run, scale
 from .arches import ARCHES
 from .progress import StepFailed, say
 from .targets import CHECK_ORDER, TARGETS
@@ -105,6 +105,12 @@ def main(argv):
     s.add_argument("--target", nargs="*", choices=scale.KINDS,
                    help="these kinds only (default: every one)")
     s.add_argument("--seed", type=seed_arg, default=None)
+    m = sub.add_parser("memcached", help="memcached 1.6.18 unmodified and "
+                       "with its stats on a pda_pool: its make test, an "
+                       "exact-stats check, server CPU per request; writes "
+                       f"{memcached.RESULTS.relative_to(memcached.REPO)}")
+    m.add_argument("--report-only", action="store_true",
+                   help="write the results again from the last run's state")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "check":
@@ -131,6 +137,9 @@ def main(argv):
             return distro.main(args.target)
         if args.cmd == "scale":
             return scale.main(args.target, args.seed)
+        if args.cmd == "memcached":
+            return memcached.report_only() if args.report_only else \
+                memcached.main()
         if args.cmd == "tree":
             check.patched_tree()
             return 0

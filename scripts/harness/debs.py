@@ -46,6 +46,8 @@ class Archive:
     # The Debian release apt fetches from, by codename ("bullseye"), on
     # the host's mirrors; None: the host's own suites.
     codename: str = None
+    # Source packages (deb-src lines, for apt-get source), not binaries.
+    src: bool = False
 
 
 HOST = Archive(CACHE / "apt", CACHE / "debs")
@@ -85,13 +87,13 @@ def _lock(archive):
         yield
 
 
-def _sources(codename=None):
+def _sources(codename=None, src=False):
     """deb lines of the host's Debian archives, for every architecture
-    the guests run: the host's suites, or @codename's release suite
-    (its last point release, main) on the mirrors of the host's own
-    release suite.  Not its -updates or -security: bullseye-security
-    no longer has armhf, and every architecture should get one
-    version."""
+    the guests run (deb-src lines if @src): the host's suites, or
+    @codename's release suite (its last point release, main) on the
+    mirrors of the host's own release suite.  Not its -updates or
+    -security: bullseye-security no longer has armhf, and every
+    architecture should get one version."""
     out = subprocess.run(
         ["apt-get", "indextargets", "--format",
          "$(REPO_URI) $(RELEASE) $(COMPONENT)",
@@ -108,16 +110,18 @@ def _sources(codename=None):
                         for uri, rel, _ in (ln.split() for ln in lines)
                         if "-" not in rel})
     archs = ",".join(sorted({a.deb_arch for a in ARCHES.values()}))
-    return "".join(f"deb [arch={archs}] {ln}\n" for ln in lines)
+    kind = "deb-src" if src else f"deb [arch={archs}]"
+    return "".join(f"{kind} {ln}\n" for ln in lines)
 
 
-def _config(archive):
+def apt_config(archive):
     """The private apt configuration; returns its path."""
     apt = archive.apt
     for d in ("lists/partial", "cache/archives/partial", "parts"):
         (apt / d).mkdir(parents=True, exist_ok=True)
     (apt / "status").touch()
-    (apt / "sources.list").write_text(_sources(archive.codename))
+    (apt / "sources.list").write_text(_sources(archive.codename,
+                                                  archive.src))
     archs = " ".join(f'"{a}";' for a in
                      sorted({a.deb_arch for a in ARCHES.values()}))
     conf = apt / "apt.conf"
@@ -178,7 +182,7 @@ def downloaded(arch, packages, into, log, archive=HOST):
     (deb.py: libc6's symbols file, for dpkg-shlibdeps)."""
     into = Path(into)
     with _lock(archive):
-        conf = _config(archive)
+        conf = apt_config(archive)
         shutil.rmtree(into, ignore_errors=True)
         into.mkdir(parents=True)
         _download(conf, arch, sorted(packages), into, log, archive)
@@ -193,7 +197,7 @@ def unpacked(arch, packages, log, archive=HOST):
     with _lock(archive):
         if sorted(versions(arch, archive)) == want:
             return root(arch, archive)
-        conf = _config(archive)
+        conf = apt_config(archive)
         work = archive.apt / "download" / arch.deb_arch
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)

@@ -1015,14 +1015,20 @@ pda_pool_load(struct pda_pool *pool, void *obj, size_t off, size_t size)
 	       __atomic_load_n((unsigned long *)q, __ATOMIC_RELAXED);
 }
 
-/* *@prev, of the field's width, = @v. */
+/*
+ * *@prev, of the field's width, = @v.  By memcpy: where long has 32 bits
+ * an unsigned long *@prev takes the uint32_t, and the aliasing rules
+ * would not let a uint32_t store reach it.
+ */
 static __always_inline void pda_pool_put(void *prev, unsigned long v,
 					 size_t size)
 {
+	uint32_t v32 = v;
+
 	if (PDA_POOL_IS_U32(size))
-		*(uint32_t *)prev = v;
+		__builtin_memcpy(prev, &v32, sizeof(v32));
 	else
-		*(unsigned long *)prev = v;
+		__builtin_memcpy(prev, &v, sizeof(v));
 }
 
 /* Stores @v in this CPU's copy; the value before in *@prev. */

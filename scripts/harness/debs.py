@@ -78,7 +78,7 @@ def versions(arch, archive=HOST):
 
 
 @contextlib.contextmanager
-def _lock(archive):
+def lock(archive):
     """One apt state, one user at a time: make check and make bench may
     both want it."""
     archive.apt.mkdir(parents=True, exist_ok=True)
@@ -181,7 +181,7 @@ def downloaded(arch, packages, into, log, archive=HOST):
     emptied first: for a caller that needs a package's control files too
     (deb.py: libc6's symbols file, for dpkg-shlibdeps)."""
     into = Path(into)
-    with _lock(archive):
+    with lock(archive):
         conf = apt_config(archive)
         shutil.rmtree(into, ignore_errors=True)
         into.mkdir(parents=True)
@@ -194,7 +194,7 @@ def unpacked(arch, packages, log, archive=HOST):
     want = sorted(packages)
     if sorted(versions(arch, archive)) == want:
         return root(arch, archive)
-    with _lock(archive):
+    with lock(archive):
         if sorted(versions(arch, archive)) == want:
             return root(arch, archive)
         conf = apt_config(archive)

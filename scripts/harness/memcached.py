@@ -114,15 +114,17 @@ def fetch_source(log):
     dpkg-source as a check; returns the upstream tarball."""
     orig = SRC / ORIG
     if not (orig.exists() and list(SRC.glob("memcached_*.dsc"))):
-        conf = debs.apt_config(SOURCES)
-        env = {"APT_CONFIG": str(conf), "DEBIAN_FRONTEND": "noninteractive"}
-        run(["apt-get", "-q", "update"], log, env=env,
-            what="apt-get update (private, deb-src)")
-        shutil.rmtree(SRC, ignore_errors=True)
-        SRC.mkdir(parents=True)
-        run(["apt-get", "-q", "source", "--download-only",
-             "memcached"], log, cwd=SRC, env=env,
-            what="apt-get source")
+        with debs.lock(SOURCES):
+            conf = debs.apt_config(SOURCES)
+            env = {"APT_CONFIG": str(conf),
+                   "DEBIAN_FRONTEND": "noninteractive"}
+            run(["apt-get", "-q", "update"], log, env=env,
+                what="apt-get update (private, deb-src)")
+            shutil.rmtree(SRC, ignore_errors=True)
+            SRC.mkdir(parents=True)
+            run(["apt-get", "-q", "source", "--download-only",
+                 "memcached"], log, cwd=SRC, env=env,
+                what="apt-get source")
     if not orig.exists():
         raise StepFailed(f"memcached: {ORIG} not in the source package "
                          f"({SRC}): not version {VERSION}?\n  log: {log}")
@@ -471,7 +473,7 @@ def load_run(variant, load, mcload, use_perf, log):
 
 def pool_method(log):
     """pda_pool_method_name() of a program built as the patched server is
-    (the same header, compiler and flags, on this kernel and glibc):
+    (the same header and compiler, on this kernel and glibc):
     memcached does not print it."""
     src = WORK / "method.c"
     exe = WORK / "method"
@@ -746,8 +748,8 @@ def report(s):
     L += ["", "The exact-stats check (`stat_check()` in "
           "scripts/harness/memcached.py) sends 11 sets, 15 gets (10 hits), "
           "2 touches, an incr, a decr, a missed incr and 2 deletes, then "
-          "checks every counter of `stats` and `stats slabs` they move, "
-          "`bytes_read` and `bytes_written` included, against fixed "
+          "checks 18 counters of `stats` (`bytes_read` and `bytes_written` "
+          "among them) and 6 of `stats slabs` that they move against fixed "
           "numbers; then `stats reset` (all zero but the reset's own "
           "bytes), one get, and the numbers again.", ""]
 
@@ -758,7 +760,7 @@ def report(s):
           f"{', a ' + m['hypervisor'] + ' guest' if m['hypervisor'] else ''}"
           f", kernel {m['kernel']}.  The patched server's pool method: "
           f"**{s['method']}** (`pda_pool_method_name()` of a program built "
-          "with the same header and flags on this host: memcached itself "
+          "with the same header and compiler on this host: memcached itself "
           "does not print it).  Load average (1, 5, 15 min): "
           f"{s['load_start']} at the start of the run, {s['load_before']} "
           f"before the measurement, {s['load_end']} at its end.", "",

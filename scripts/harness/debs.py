@@ -142,7 +142,7 @@ def apt_config(archive):
     return conf
 
 
-def _apt(conf, args, log, cwd=None):
+def apt(conf, args, log, cwd=None):
     run(["apt-get", "-q", *args], log, cwd=cwd,
         env={"APT_CONFIG": str(conf), "DEBIAN_FRONTEND": "noninteractive"},
         what="apt-get " + " ".join(args[:2]))
@@ -153,12 +153,12 @@ def _download(conf, arch, packages, into, log, archive):
     or do not have them."""
     names = [f"{p}:{arch.deb_arch}" for p in packages]
     if not any((archive.apt / "lists").glob("*_Packages*")):
-        _apt(conf, ["update"], log)
+        apt(conf, ["update"], log)
     try:
-        _apt(conf, ["download", *names], log, cwd=into)
+        apt(conf, ["download", *names], log, cwd=into)
     except StepFailed:
-        _apt(conf, ["update"], log)
-        _apt(conf, ["download", *names], log, cwd=into)
+        apt(conf, ["update"], log)
+        apt(conf, ["download", *names], log, cwd=into)
 
 
 def _relative_links(top):

@@ -116,15 +116,11 @@ def fetch_source(log):
     if not (orig.exists() and list(SRC.glob("memcached_*.dsc"))):
         with debs.lock(SOURCES):
             conf = debs.apt_config(SOURCES)
-            env = {"APT_CONFIG": str(conf),
-                   "DEBIAN_FRONTEND": "noninteractive"}
-            run(["apt-get", "-q", "update"], log, env=env,
-                what="apt-get update (private, deb-src)")
+            debs.apt(conf, ["update"], log)
             shutil.rmtree(SRC, ignore_errors=True)
             SRC.mkdir(parents=True)
-            run(["apt-get", "-q", "source", "--download-only",
-                 "memcached"], log, cwd=SRC, env=env,
-                what="apt-get source")
+            debs.apt(conf, ["source", "--download-only", "memcached"], log,
+                     cwd=SRC)
     if not orig.exists():
         raise StepFailed(f"memcached: {ORIG} not in the source package "
                          f"({SRC}): not version {VERSION}?\n  log: {log}")
